@@ -1,0 +1,18 @@
+# Every third-party dependency comes from Debian's packages, found through
+# pkg-config or the package's own CMake config. Targets are imported once here.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc>=2.0)
+pkg_check_modules(NL REQUIRED IMPORTED_TARGET libnl-3.0 libnl-route-3.0 libnl-genl-3.0)
+pkg_check_modules(SQLITE REQUIRED IMPORTED_TARGET sqlite3)
+find_package(FlatBuffers CONFIG REQUIRED)
+find_program(FLATC flatc REQUIRED)
+find_path(CPPZMQ_INCLUDE_DIR zmq.hpp REQUIRED)
+find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)
+find_library(SLURM_LIBRARY slurm REQUIRED)
+if(ACCEL_TESTS)
+  find_package(GTest REQUIRED)
+  include(GoogleTest)
+endif()
+find_package(nlohmann_json 3.10 CONFIG REQUIRED)

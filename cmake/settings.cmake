@@ -1,0 +1,22 @@
+# One settings target that every project target links: warnings, hardening,
+# and the optional sanitizer instrumentation. Nothing here is target-specific.
+add_library(accel_settings INTERFACE)
+target_compile_features(accel_settings INTERFACE cxx_std_20)
+target_compile_options(accel_settings INTERFACE
+  -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wcast-align -Wunused
+  -Woverloaded-virtual -Wformat=2 -Wimplicit-fallthrough
+  -fstack-protector-strong -fno-strict-aliasing
+  $<$<BOOL:${ACCEL_WERROR}>:-Werror>)
+target_compile_definitions(accel_settings INTERFACE
+  $<$<NOT:$<CONFIG:Debug>>:_FORTIFY_SOURCE=2>
+  _GLIBCXX_ASSERTIONS)
+target_link_options(accel_settings INTERFACE -Wl,-z,relro -Wl,-z,now -Wl,--as-needed)
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+
+if(ACCEL_SANITIZE)
+  target_compile_options(accel_settings INTERFACE
+    -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(accel_settings INTERFACE -fsanitize=address,undefined)
+  # FORTIFY and ASan disagree about some interceptors.
+  target_compile_options(accel_settings INTERFACE -U_FORTIFY_SOURCE)
+endif()

@@ -1,0 +1,129 @@
+#include "accel/common/safe_file.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace accel {
+namespace {
+
+class SafeFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/accel-safe-file-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { ASSERT_TRUE(removeTree(dir_).ok()); }
+  std::string dir_;
+};
+
+mode_t modeOf(const std::string& p) {
+  struct stat st {};
+  EXPECT_EQ(lstat(p.c_str(), &st), 0);
+  return st.st_mode & 07777;
+}
+
+TEST_F(SafeFileTest, WritesContentWithExactMode) {
+  const std::string p = dir_ + "/a.conf";
+  umask(0077);
+  ASSERT_TRUE(writeFileAtomic(p, "hello\n", 0644).ok());
+  EXPECT_EQ(modeOf(p), 0644u);  // umask does not narrow the requested mode
+  auto r = readFileNoFollow(p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, "hello\n");
+  umask(0022);
+}
+
+TEST_F(SafeFileTest, ReplacesExistingFileAndLeavesNoTemporaries) {
+  const std::string p = dir_ + "/b";
+  ASSERT_TRUE(writeFileAtomic(p, "one", 0600).ok());
+  ASSERT_TRUE(writeFileAtomic(p, "two", 0600).ok());
+  EXPECT_EQ(*readFileNoFollow(p), "two");
+  int entries = 0;
+  for (auto* d = opendir(dir_.c_str()); d != nullptr;) {
+    auto* e = readdir(d);
+    if (e == nullptr) { closedir(d); break; }
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") ++entries;
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+TEST_F(SafeFileTest, SymlinkAtTargetIsReplacedNotFollowed) {
+  const std::string victim = dir_ + "/victim";
+  ASSERT_TRUE(writeFileAtomic(victim, "keep", 0600).ok());
+  const std::string p = dir_ + "/link";
+  ASSERT_EQ(symlink(victim.c_str(), p.c_str()), 0);
+  ASSERT_TRUE(writeFileAtomic(p, "new", 0600).ok());
+  EXPECT_EQ(*readFileNoFollow(victim), "keep");
+  EXPECT_EQ(*readFileNoFollow(p), "new");
+}
+
+TEST_F(SafeFileTest, ReadRefusesSymlinkAndDirectoryAndOversize) {
+  const std::string target = dir_ + "/t";
+  ASSERT_TRUE(writeFileAtomic(target, std::string(100, 'x'), 0600).ok());
+  ASSERT_EQ(symlink(target.c_str(), (dir_ + "/l").c_str()), 0);
+  EXPECT_FALSE(readFileNoFollow(dir_ + "/l").ok());
+  EXPECT_FALSE(readFileNoFollow(dir_).ok());
+  EXPECT_FALSE(readFileNoFollow(target, 10).ok());
+  auto missing = readFileNoFollow(dir_ + "/missing");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
+}
+
+TEST_F(SafeFileTest, MakeDirectorySetsModeAndRefusesSymlink) {
+  const std::string d = dir_ + "/job";
+  ASSERT_TRUE(makeDirectory(d, 0700).ok());
+  EXPECT_EQ(modeOf(d), 0700u);
+  ASSERT_TRUE(makeDirectory(d, 0750).ok());  // existing directory: mode fixed up
+  EXPECT_EQ(modeOf(d), 0750u);
+  const std::string l = dir_ + "/jl";
+  ASSERT_EQ(symlink("/etc", l.c_str()), 0);
+  auto s = makeDirectory(l, 0700);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), ErrorCode::kConflict);
+}
+
+TEST_F(SafeFileTest, RemoveTreeDoesNotFollowLinks) {
+  const std::string outside = dir_ + "/outside";
+  ASSERT_TRUE(makeDirectory(outside, 0700).ok());
+  ASSERT_TRUE(writeFileAtomic(outside + "/precious", "x", 0600).ok());
+  const std::string tree = dir_ + "/tree";
+  ASSERT_TRUE(makeDirectory(tree, 0700).ok());
+  ASSERT_TRUE(makeDirectory(tree + "/sub", 0700).ok());
+  ASSERT_TRUE(writeFileAtomic(tree + "/sub/f", "x", 0600).ok());
+  ASSERT_EQ(symlink(outside.c_str(), (tree + "/sub/escape").c_str()), 0);
+  ASSERT_TRUE(removeTree(tree).ok());
+  EXPECT_NE(access(tree.c_str(), F_OK), 0);
+  EXPECT_EQ(*readFileNoFollow(outside + "/precious"), "x");
+  EXPECT_TRUE(removeTree(tree).ok());  // already gone: success
+}
+
+TEST(SafePathComponentTest, RejectsTraversalAndControlBytes) {
+  EXPECT_TRUE(isSafePathComponent("job-42"));
+  EXPECT_FALSE(isSafePathComponent(""));
+  EXPECT_FALSE(isSafePathComponent(".."));
+  EXPECT_FALSE(isSafePathComponent("a/b"));
+  EXPECT_FALSE(isSafePathComponent(std::string("a\0b", 3)));
+  EXPECT_FALSE(isSafePathComponent("a\nb"));
+  EXPECT_FALSE(isSafePathComponent(std::string(256, 'a')));
+}
+
+TEST_F(SafeFileTest, ChownAppliesWhenRoot) {
+  if (geteuid() != 0) GTEST_FAIL() << "this test must run as root (CI runs as root)";
+  const std::string p = dir_ + "/owned";
+  ASSERT_TRUE(writeFileAtomic(p, "x", 0600, FileOwner{4242, 4343}).ok());
+  struct stat st {};
+  ASSERT_EQ(stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 4242u);
+  EXPECT_EQ(st.st_gid, 4343u);
+}
+
+}  // namespace
+}  // namespace accel

@@ -118,7 +118,8 @@ bool isSafePathComponent(std::string_view name) {
 }
 
 Status writeFileAtomic(const std::string& path, std::string_view content, mode_t mode,
-                       FileOwner owner) {
+                       FileOwner owner, Durability durability) {
+  const bool sync = durability == Durability::kPowerLoss;
   const std::string dir = dirName(path);
   const std::string base = baseName(path);
   if (!isSafePathComponent(base)) return Error(ErrorCode::kInvalidArgument, "unsafe file name: " + path);
@@ -130,14 +131,14 @@ Status writeFileAtomic(const std::string& path, std::string_view content, mode_t
   if (fd.get() < 0) return sysError("create " + dir + "/" + tmp, errno);
   Status s = applyOwnerMode(fd.get(), mode, owner, path);
   if (s.ok()) s = writeAll(fd.get(), content, path);
-  if (s.ok() && ::fsync(fd.get()) != 0) s = sysError("fsync " + path, errno);
+  if (s.ok() && sync && ::fsync(fd.get()) != 0) s = sysError("fsync " + path, errno);
   if (s.ok() && ::renameat(dirfd.get(), tmp.c_str(), dirfd.get(), base.c_str()) != 0)
     s = sysError("rename into " + path, errno);
   if (!s.ok()) {
     ::unlinkat(dirfd.get(), tmp.c_str(), 0);
     return s;
   }
-  if (::fsync(dirfd.get()) != 0) return sysError("fsync directory " + dir, errno);
+  if (sync && ::fsync(dirfd.get()) != 0) return sysError("fsync directory " + dir, errno);
   return okStatus();
 }
 

@@ -1,0 +1,90 @@
+#pragma once
+// The node's job table: what the prolog and epilog hooks ask of the daemon.
+// Thread-safe: prologs of different jobs run at once (slurmd does that);
+// calls for the same job are serialized. Every state change is persisted
+// before the call returns, so a restarted daemon re-adopts the same jobs.
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "accel/agent/inventory.h"
+#include "accel/agent/job_record.h"
+#include "accel/agent/job_step.h"
+#include "accel/agent/job_store.h"
+#include "accel/common/result.h"
+
+namespace accel::agent {
+
+struct ManagerStats {
+  size_t jobs = 0;
+  size_t devices_total = 0;
+  size_t devices_in_use = 0;
+  std::vector<std::string> last_errors;  // newest last, at most kMaxErrors
+};
+
+struct RecoverySummary {
+  size_t adopted = 0;        // jobs found ready or failed, kept as they were
+  size_t rolled_back = 0;    // half-done prologs undone
+  size_t cleaned = 0;        // half-done epilogs finished
+  std::vector<std::string> problems;
+};
+
+class JobManager {
+ public:
+  static constexpr size_t kMaxErrors = 10;
+  using NowFn = std::function<int64_t()>;  // CLOCK_REALTIME in ns
+
+  JobManager(JobStore store, Inventory inventory, std::vector<std::unique_ptr<JobStep>> steps,
+             NowFn now);
+
+  // Loads persisted records and brings each to a stable phase.
+  Result<RecoverySummary> recover();
+
+  // Makes the job ready. Idempotent: a ready job is returned as it is; a
+  // prolog retried after a partial failure rolls the old attempt back first.
+  // Errors: kConflict (devices held by another job), kInvalidArgument (the
+  // request cannot be met on this node), anything a step returns.
+  Result<JobRecord> prolog(const JobRequestSpec& spec);
+
+  // Removes everything of the job. An unknown job, or a job already cleaned,
+  // is success (its deterministic resources are removed anyway).
+  Status epilog(uint32_t job_id);
+
+  std::optional<JobRecord> job(uint32_t job_id) const;
+  std::vector<JobRecord> jobs() const;
+  ManagerStats stats() const;
+  void replaceInventory(Inventory inventory);
+  std::string inventorySource() const;
+
+ private:
+  Result<std::vector<uint32_t>> chooseDevices(const JobRequestSpec& spec);
+  Status runSetUp(JobRecord& rec, size_t* done);
+  Status runTearDown(const JobRecord& rec, size_t from);
+  Status saveLocked(const JobRecord& rec);
+  void noteErrorLocked(const std::string& message);
+  void deviceEnvLocked(JobRecord& rec) const;
+  std::mutex& jobLock(uint32_t job_id) { return job_locks_[job_id % job_locks_.size()]; }
+
+  JobStore store_;
+  std::vector<std::unique_ptr<JobStep>> steps_;
+  NowFn now_;
+
+  mutable std::mutex mu_;  // guards everything below
+  Inventory inventory_;
+  std::map<uint32_t, JobRecord> records_;
+  std::set<uint32_t> held_;
+  std::deque<std::string> errors_;
+  // Calls for one job are serialized by a striped lock: bounded memory, and
+  // two jobs rarely share a stripe (then they merely wait for each other).
+  std::array<std::mutex, 64> job_locks_;
+};
+
+}  // namespace accel::agent

@@ -1,0 +1,49 @@
+#pragma once
+// Everything the agent knows about one job on this node, and its persistent
+// form. The record is what a restarted daemon re-adopts, so it holds every
+// resource the prolog made (devices, directory) and not only what was asked.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "accel/agent/lifecycle.h"
+#include "accel/common/result.h"
+
+namespace accel::agent {
+
+// What Slurm and the SPANK options ask for this job.
+struct JobRequestSpec {
+  uint32_t job_id = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string user;
+  std::string partition;      // Slurm partition
+  std::string gpus;           // SLURM_JOB_GPUS, e.g. "0,2"; empty if none
+  uint32_t ipus = 0;          // --ipus
+  uint32_t num_replicas = 0;  // --num-replicas
+  uint32_t ntasks = 0;        // tasks on this node
+  int64_t appliance_time_sec = -1;
+  int32_t appliance_signal = 0;
+  uint32_t appliance_signal_lead_sec = 0;
+};
+
+struct JobRecord {
+  JobRequestSpec spec;
+  JobPhase phase = JobPhase::kNone;
+  std::vector<uint32_t> devices;     // accelerator indexes held (topology order)
+  std::string job_dir;               // per-job directory, empty if none made
+  std::vector<std::pair<std::string, std::string>> env;  // for the tasks
+  int64_t prolog_started_ns = 0;     // CLOCK_REALTIME
+  int64_t ready_ns = 0;
+  std::string last_error;
+};
+
+// JSON text of a record (stable keys; unknown keys are ignored on read so a
+// newer daemon can read an older record and the reverse).
+std::string encodeRecord(const JobRecord& record);
+Result<JobRecord> decodeRecord(std::string_view text);
+
+}  // namespace accel::agent

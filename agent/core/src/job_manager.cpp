@@ -1,0 +1,240 @@
+#include "accel/agent/job_manager.h"
+
+#include <algorithm>
+
+namespace accel::agent {
+
+JobManager::JobManager(JobStore store, Inventory inventory, std::vector<std::unique_ptr<JobStep>> steps,
+                       NowFn now)
+    : store_(std::move(store)), steps_(std::move(steps)), now_(std::move(now)), inventory_(std::move(inventory)) {}
+
+void JobManager::noteErrorLocked(const std::string& message) {
+  errors_.push_back(message);
+  while (errors_.size() > kMaxErrors) errors_.pop_front();
+}
+
+// The variables that name the job's devices for its tasks.
+void JobManager::deviceEnvLocked(JobRecord& rec) const {
+  std::string names, pci, nics;
+  for (uint32_t d : rec.devices) {
+    if (d >= inventory_.devices.size()) continue;
+    const auto& dev = inventory_.devices[d];
+    names += (names.empty() ? "" : ",") + dev.name;
+    pci += (pci.empty() ? "" : ",") + dev.pci_bus_id;
+    for (const auto& n : dev.nearest_nics) {
+      if (("," + nics + ",").find("," + n + ",") == std::string::npos) nics += (nics.empty() ? "" : ",") + n;
+      break;  // the nearest one per device
+    }
+  }
+  if (rec.devices.empty()) return;
+  rec.env.emplace_back("ACCEL_DEVICES", names);
+  rec.env.emplace_back("ACCEL_DEVICE_PCI_IDS", pci);
+  if (!nics.empty()) rec.env.emplace_back("ACCEL_NICS", nics);
+}
+
+Status JobManager::saveLocked(const JobRecord& rec) {
+  records_[rec.spec.job_id] = rec;
+  return store_.save(rec);
+}
+
+Result<std::vector<uint32_t>> JobManager::chooseDevices(const JobRequestSpec& spec) {
+  // Caller holds mu_. The job's own devices from an earlier attempt are
+  // released before this is called, so they count as free.
+  AllocatorInput in = inventory_.allocatorInput();
+  in.held = held_;
+  std::vector<uint32_t> out;
+  if (!spec.gpus.empty()) {
+    auto ordinals = parseGpuList(spec.gpus);
+    ACCEL_TRY(ordinals);
+    auto gpus = pickGpus(in, *ordinals);
+    ACCEL_TRY(gpus);
+    out = *gpus;
+  }
+  // IPUs are local devices only on hosts with IPU cards; on an IPU-POD they
+  // sit behind the fabric and the V-IPU step makes the job's partition.
+  bool local_ipus = std::any_of(in.devices.begin(), in.devices.end(),
+                                [](const DeviceSlot& s) { return s.kind == "ipu"; });
+  if (spec.ipus > 0 && local_ipus) {
+    auto ipus = pickByCount(in, "ipu", spec.ipus);
+    ACCEL_TRY(ipus);
+    out.insert(out.end(), ipus->begin(), ipus->end());
+  }
+  return out;
+}
+
+Status JobManager::runSetUp(JobRecord& rec, size_t* done) {
+  for (*done = 0; *done < steps_.size(); ++*done) {
+    auto s = steps_[*done]->setUp(rec);
+    if (!s.ok()) return s.error().context(std::string(steps_[*done]->name()));
+  }
+  return okStatus();
+}
+
+// Tears down steps [0, from) in reverse; keeps going past failures so one
+// stuck resource does not leave the others behind, and reports the first.
+Status JobManager::runTearDown(const JobRecord& rec, size_t from) {
+  Status first;
+  for (size_t i = from; i-- > 0;) {
+    auto s = steps_[i]->tearDown(rec);
+    if (!s.ok() && first.ok()) first = s.error().context(std::string(steps_[i]->name()));
+  }
+  return first;
+}
+
+Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
+  std::lock_guard<std::mutex> job_guard(jobLock(spec.job_id));
+  JobRecord rec;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = records_.find(spec.job_id);
+    if (it != records_.end() && it->second.phase == JobPhase::kReady) return it->second;
+    if (it != records_.end()) rec = it->second;
+  }
+  if (rec.phase != JobPhase::kNone) {
+    // A retried prolog: undo the earlier attempt completely before starting over.
+    ACCEL_TRY(runTearDown(rec, steps_.size()));
+  }
+  auto next = transition(rec.phase, JobEvent::kPrologBegin);
+  ACCEL_CHECK(next.has_value());
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (uint32_t d : rec.devices) held_.erase(d);
+    rec = JobRecord{};
+    rec.spec = spec;
+    rec.phase = *next;
+    rec.prolog_started_ns = now_();
+    auto devices = chooseDevices(spec);
+    if (!devices.ok()) {
+      records_.erase(spec.job_id);
+      (void)store_.remove(spec.job_id);
+      return devices.error();
+    }
+    rec.devices = *devices;
+    deviceEnvLocked(rec);
+    held_.insert(rec.devices.begin(), rec.devices.end());
+    ACCEL_TRY(saveLocked(rec));
+  }
+  size_t done = 0;
+  Status setup = runSetUp(rec, &done);
+  std::lock_guard<std::mutex> g(mu_);
+  if (!setup.ok()) {
+    Status rollback = runTearDown(rec, done);
+    rec.phase = *transition(rec.phase, JobEvent::kPrologFail);
+    rec.last_error = setup.error().message();
+    if (rollback.ok()) {
+      // Nothing of the job is left: forget it, so a retry starts clean.
+      for (uint32_t d : rec.devices) held_.erase(d);
+      records_.erase(spec.job_id);
+      (void)store_.remove(spec.job_id);
+    } else {
+      (void)saveLocked(rec);  // keep it: the epilog must finish the cleanup
+    }
+    noteErrorLocked("prolog: job " + std::to_string(spec.job_id) + ": " + rec.last_error);
+    return setup.error();
+  }
+  rec.phase = *transition(rec.phase, JobEvent::kPrologOk);
+  rec.ready_ns = now_();
+  ACCEL_TRY(saveLocked(rec));
+  return rec;
+}
+
+Status JobManager::epilog(uint32_t job_id) {
+  std::lock_guard<std::mutex> job_guard(jobLock(job_id));
+  JobRecord rec;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = records_.find(job_id);
+    if (it != records_.end()) rec = it->second;
+    else rec.spec.job_id = job_id;  // unknown: steps remove what a crash may have left
+    rec.phase = *transition(rec.phase, JobEvent::kEpilogBegin);
+    if (it != records_.end()) ACCEL_TRY(saveLocked(rec));
+  }
+  Status down = runTearDown(rec, steps_.size());
+  std::lock_guard<std::mutex> g(mu_);
+  if (!down.ok()) {
+    rec.phase = *transition(rec.phase, JobEvent::kEpilogFail);
+    rec.last_error = down.error().message();
+    (void)saveLocked(rec);
+    noteErrorLocked("epilog: job " + std::to_string(job_id) + ": " + rec.last_error);
+    return down;
+  }
+  for (uint32_t d : rec.devices) held_.erase(d);
+  records_.erase(job_id);
+  return store_.remove(job_id);
+}
+
+Result<RecoverySummary> JobManager::recover() {
+  ACCEL_TRY(store_.open());
+  auto loaded = store_.loadAll();
+  ACCEL_TRY(loaded);
+  RecoverySummary sum;
+  sum.problems = loaded->problems;
+  for (auto& rec : loaded->records) {
+    std::lock_guard<std::mutex> g(mu_);
+    records_[rec.spec.job_id] = rec;
+    held_.insert(rec.devices.begin(), rec.devices.end());
+  }
+  for (const auto& rec : loaded->records) {
+    const uint32_t id = rec.spec.job_id;
+    if (rec.phase == JobPhase::kProlog) {
+      // The daemon died mid-prolog; slurmd saw the hook fail. Undo it all.
+      Status s = runTearDown(rec, steps_.size());
+      std::lock_guard<std::mutex> g(mu_);
+      if (s.ok()) {
+        for (uint32_t d : rec.devices) held_.erase(d);
+        records_.erase(id);
+        (void)store_.remove(id);
+        ++sum.rolled_back;
+      } else {
+        JobRecord failed = rec;
+        failed.phase = JobPhase::kFailed;
+        failed.last_error = s.error().message();
+        (void)saveLocked(failed);
+        sum.problems.push_back("job " + std::to_string(id) + ": rollback: " + s.error().message());
+      }
+    } else if (rec.phase == JobPhase::kEpilog || rec.phase == JobPhase::kCleaned) {
+      Status s = epilog(id);
+      if (s.ok()) ++sum.cleaned;
+      else sum.problems.push_back("job " + std::to_string(id) + ": epilog: " + s.error().message());
+    } else {
+      ++sum.adopted;
+    }
+  }
+  return sum;
+}
+
+std::optional<JobRecord> JobManager::job(uint32_t job_id) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = records_.find(job_id);
+  if (it == records_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<JobRecord> JobManager::jobs() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<JobRecord> out;
+  for (const auto& [id, rec] : records_) out.push_back(rec);
+  return out;
+}
+
+ManagerStats JobManager::stats() const {
+  std::lock_guard<std::mutex> g(mu_);
+  ManagerStats s;
+  s.jobs = records_.size();
+  s.devices_total = inventory_.devices.size();
+  s.devices_in_use = held_.size();
+  s.last_errors.assign(errors_.begin(), errors_.end());
+  return s;
+}
+
+void JobManager::replaceInventory(Inventory inventory) {
+  std::lock_guard<std::mutex> g(mu_);
+  inventory_ = std::move(inventory);
+}
+
+std::string JobManager::inventorySource() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return inventory_.source;
+}
+
+}  // namespace accel::agent

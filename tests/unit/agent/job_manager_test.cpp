@@ -1,0 +1,245 @@
+#include "accel/agent/job_manager.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "accel/agent/job_dir_step.h"
+#include "accel/common/safe_file.h"
+
+namespace accel::agent {
+namespace {
+
+// A per-job resource that lives in a shared set: set up adds the job, tear
+// down removes it. It can be told to fail, to see rollbacks happen.
+struct FakeResource {
+  std::mutex mu;
+  std::set<uint32_t> present;
+  std::atomic<int> fail_setup_for{-1};
+  std::atomic<int> fail_teardown_for{-1};
+};
+
+class FakeStep : public JobStep {
+ public:
+  explicit FakeStep(FakeResource* r) : r_(r) {}
+  std::string_view name() const override { return "fake"; }
+  Status setUp(JobRecord& job) override {
+    if (r_->fail_setup_for == static_cast<int>(job.spec.job_id))
+      return Error(ErrorCode::kUnavailable, "controller unreachable");
+    std::lock_guard<std::mutex> g(r_->mu);
+    r_->present.insert(job.spec.job_id);
+    return okStatus();
+  }
+  Status tearDown(const JobRecord& job) override {
+    if (r_->fail_teardown_for == static_cast<int>(job.spec.job_id))
+      return Error(ErrorCode::kUnavailable, "controller unreachable");
+    std::lock_guard<std::mutex> g(r_->mu);
+    r_->present.erase(job.spec.job_id);
+    return okStatus();
+  }
+
+ private:
+  FakeResource* r_;
+};
+
+Inventory fourGpus() {
+  Inventory inv;
+  for (uint32_t i = 0; i < 4; ++i) {
+    InventoryDevice d;
+    d.slot = {i, "gpu", i};
+    d.name = "cuda" + std::to_string(i);
+    d.pci_bus_id = "0000:0" + std::to_string(i) + ":00.0";
+    d.nearest_nics = {i < 2 ? "ib0" : "ib1"};
+    inv.devices.push_back(d);
+  }
+  inv.device_distance.assign(4, std::vector<int>(4, 2));
+  inv.nic_distance.assign(4, 0);
+  inv.source = "test";
+  return inv;
+}
+
+class JobManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/accel-mgr-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    ASSERT_TRUE(makeDirectory(root_ + "/jobs", 0755).ok());
+  }
+  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+
+  std::unique_ptr<JobManager> make() {
+    std::vector<std::unique_ptr<JobStep>> steps;
+    steps.push_back(std::make_unique<JobDirStep>(root_ + "/jobs"));
+    steps.push_back(std::make_unique<FakeStep>(&res_));
+    auto m = std::make_unique<JobManager>(JobStore(root_ + "/state"), fourGpus(), std::move(steps),
+                                          [] { return int64_t{1000}; });
+    auto r = m->recover();
+    EXPECT_TRUE(r.ok());
+    if (r.ok()) last_recovery_ = *r;
+    return m;
+  }
+
+  static JobRequestSpec spec(uint32_t id, std::string gpus = "") {
+    JobRequestSpec s;
+    s.job_id = id;
+    s.uid = 4242;
+    s.gid = 4343;
+    s.user = "alice";
+    s.gpus = std::move(gpus);
+    return s;
+  }
+
+  bool exists(const std::string& p) { struct stat st {}; return lstat(p.c_str(), &st) == 0; }
+
+  std::string root_;
+  FakeResource res_;
+  RecoverySummary last_recovery_;
+};
+
+TEST_F(JobManagerTest, PrologMakesEverythingAndEpilogRemovesIt) {
+  auto m = make();
+  auto r = m->prolog(spec(42, "1,3"));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->phase, JobPhase::kReady);
+  EXPECT_EQ(r->devices, (std::vector<uint32_t>{1, 3}));
+  const std::string dir = root_ + "/jobs/42";
+  struct stat st {};
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  if (geteuid() == 0) EXPECT_EQ(st.st_uid, 4242u);
+  EXPECT_EQ(res_.present.count(42), 1u);
+  bool saw_devices = false;
+  for (auto& [k, v] : r->env)
+    if (k == "ACCEL_DEVICES") { EXPECT_EQ(v, "cuda1,cuda3"); saw_devices = true; }
+  EXPECT_TRUE(saw_devices);
+  EXPECT_EQ(m->stats().devices_in_use, 2u);
+
+  ASSERT_TRUE(m->epilog(42).ok());
+  EXPECT_FALSE(exists(dir));
+  EXPECT_EQ(res_.present.count(42), 0u);
+  EXPECT_FALSE(m->job(42).has_value());
+  EXPECT_EQ(m->stats().devices_in_use, 0u);
+  EXPECT_FALSE(exists(root_ + "/state/42.json"));
+}
+
+TEST_F(JobManagerTest, EpilogOfUnknownJobAndEpilogTwiceSucceed) {
+  auto m = make();
+  EXPECT_TRUE(m->epilog(7).ok());
+  ASSERT_TRUE(m->prolog(spec(8)).ok());
+  EXPECT_TRUE(m->epilog(8).ok());
+  EXPECT_TRUE(m->epilog(8).ok());
+}
+
+TEST_F(JobManagerTest, HeldGpuIsNeverGivenTwice) {
+  auto m = make();
+  ASSERT_TRUE(m->prolog(spec(1, "0")).ok());
+  auto r = m->prolog(spec(2, "0"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::kConflict);
+  EXPECT_FALSE(m->job(2).has_value());
+  EXPECT_FALSE(exists(root_ + "/jobs/2"));
+}
+
+TEST_F(JobManagerTest, FailedPrologRollsBackAndRetrySucceeds) {
+  auto m = make();
+  res_.fail_setup_for = 5;
+  auto r = m->prolog(spec(5, "2"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("controller unreachable"), std::string::npos);
+  EXPECT_FALSE(exists(root_ + "/jobs/5"));        // the directory step was undone
+  EXPECT_EQ(m->stats().devices_in_use, 0u);       // the GPU was released
+  EXPECT_EQ(m->stats().last_errors.size(), 1u);
+  res_.fail_setup_for = -1;
+  auto again = m->prolog(spec(5, "2"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(exists(root_ + "/jobs/5"));
+}
+
+TEST_F(JobManagerTest, PrologIsIdempotentOnceReady) {
+  auto m = make();
+  auto a = m->prolog(spec(9, "1"));
+  auto b = m->prolog(spec(9, "1"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->devices, b->devices);
+  EXPECT_EQ(m->stats().devices_in_use, 1u);
+}
+
+TEST_F(JobManagerTest, RestartReadoptsReadyJobsAndEpilogCleansAll) {
+  {
+    auto m = make();
+    ASSERT_TRUE(m->prolog(spec(11, "0,1")).ok());
+  }  // the daemon "dies": nothing is torn down
+  auto m = make();
+  EXPECT_EQ(last_recovery_.adopted, 1u);
+  ASSERT_TRUE(m->job(11).has_value());
+  EXPECT_EQ(m->stats().devices_in_use, 2u);
+  EXPECT_FALSE(m->prolog(spec(12, "1")).ok());  // still held after restart
+  ASSERT_TRUE(m->epilog(11).ok());
+  EXPECT_FALSE(exists(root_ + "/jobs/11"));
+  EXPECT_EQ(res_.present.count(11), 0u);
+}
+
+TEST_F(JobManagerTest, RestartRollsBackHalfDonePrologAndFinishesHalfDoneEpilog) {
+  JobStore store(root_ + "/state");
+  ASSERT_TRUE(store.open().ok());
+  JobRecord half;
+  half.spec = spec(21, "3");
+  half.phase = JobPhase::kProlog;
+  half.devices = {3};
+  ASSERT_TRUE(store.save(half).ok());
+  ASSERT_TRUE(makeDirectory(root_ + "/jobs/21", 0700).ok());
+  res_.present.insert(21);
+  JobRecord ending = half;
+  ending.spec.job_id = 22;
+  ending.phase = JobPhase::kEpilog;
+  ending.devices = {2};
+  ASSERT_TRUE(store.save(ending).ok());
+  res_.present.insert(22);
+
+  auto m = make();
+  EXPECT_EQ(last_recovery_.rolled_back, 1u);
+  EXPECT_EQ(last_recovery_.cleaned, 1u);
+  EXPECT_TRUE(res_.present.empty());
+  EXPECT_FALSE(exists(root_ + "/jobs/21"));
+  EXPECT_EQ(m->stats().jobs, 0u);
+  EXPECT_EQ(m->stats().devices_in_use, 0u);
+}
+
+TEST_F(JobManagerTest, FailedEpilogKeepsTheRecordAndRetryFinishes) {
+  auto m = make();
+  ASSERT_TRUE(m->prolog(spec(31, "0")).ok());
+  res_.fail_teardown_for = 31;
+  ASSERT_FALSE(m->epilog(31).ok());
+  ASSERT_TRUE(m->job(31).has_value());
+  EXPECT_EQ(m->job(31)->phase, JobPhase::kFailed);
+  EXPECT_EQ(m->stats().devices_in_use, 1u);  // not released until really clean
+  res_.fail_teardown_for = -1;
+  ASSERT_TRUE(m->epilog(31).ok());
+  EXPECT_EQ(m->stats().devices_in_use, 0u);
+}
+
+TEST_F(JobManagerTest, ConcurrentPrologsGetDistinctDevices) {
+  auto m = make();
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (uint32_t i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] { if (m->prolog(spec(100 + i, std::to_string(i))).ok()) ++ok; });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 4);
+  std::set<uint32_t> seen;
+  for (const auto& j : m->jobs()) for (auto d : j.devices) EXPECT_TRUE(seen.insert(d).second);
+  EXPECT_EQ(seen.size(), 4u);
+  threads.clear();
+  for (uint32_t i = 0; i < 4; ++i) threads.emplace_back([&, i] { EXPECT_TRUE(m->epilog(100 + i).ok()); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(m->stats().jobs, 0u);
+}
+
+}  // namespace
+}  // namespace accel::agent

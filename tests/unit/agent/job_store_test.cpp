@@ -1,0 +1,85 @@
+#include "accel/agent/job_store.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "accel/common/safe_file.h"
+
+namespace accel::agent {
+namespace {
+
+class JobStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/accel-store-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+  std::string root_;
+};
+
+JobRecord sample(uint32_t id) {
+  JobRecord r;
+  r.spec.job_id = id;
+  r.spec.uid = 1001;
+  r.spec.gid = 1002;
+  r.spec.user = "alice";
+  r.spec.gpus = "0,2";
+  r.spec.ipus = 4;
+  r.spec.appliance_time_sec = 600;
+  r.phase = JobPhase::kReady;
+  r.devices = {0, 2};
+  r.job_dir = "/run/accel-agent/jobs/" + std::to_string(id);
+  r.env = {{"ACCEL_DEVICES", "cuda0,cuda2"}, {"ACCEL_JOB_DIR", r.job_dir}};
+  r.prolog_started_ns = 11;
+  r.ready_ns = 22;
+  return r;
+}
+
+TEST_F(JobStoreTest, SaveLoadRoundTrip) {
+  JobStore store(root_ + "/jobs");
+  ASSERT_TRUE(store.open().ok());
+  ASSERT_TRUE(store.save(sample(7)).ok());
+  ASSERT_TRUE(store.save(sample(8)).ok());
+  ASSERT_TRUE(store.remove(8).ok());
+  ASSERT_TRUE(store.remove(9).ok());  // unknown: not an error
+  auto loaded = store.loadAll();
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->records.size(), 1u);
+  const auto& r = loaded->records[0];
+  EXPECT_EQ(r.spec.job_id, 7u);
+  EXPECT_EQ(r.spec.user, "alice");
+  EXPECT_EQ(r.spec.appliance_time_sec, 600);
+  EXPECT_EQ(r.phase, JobPhase::kReady);
+  EXPECT_EQ(r.devices, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(r.env[0].second, "cuda0,cuda2");
+  EXPECT_EQ(r.ready_ns, 22);
+  EXPECT_TRUE(loaded->problems.empty());
+}
+
+TEST_F(JobStoreTest, CorruptRecordIsReportedNotFatal) {
+  JobStore store(root_ + "/jobs");
+  ASSERT_TRUE(store.open().ok());
+  ASSERT_TRUE(store.save(sample(7)).ok());
+  ASSERT_TRUE(writeFileAtomic(root_ + "/jobs/8.json", "{\"job_id\": 8, \"phase\":", 0600).ok());
+  ASSERT_TRUE(writeFileAtomic(root_ + "/jobs/9.json", encodeRecord(sample(10)), 0600).ok());
+  auto loaded = store.loadAll();
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->records.size(), 1u);
+  EXPECT_EQ(loaded->problems.size(), 2u);
+}
+
+TEST(JobRecordTest, DecodeRejectsGarbageAndUnknownPhase) {
+  EXPECT_FALSE(decodeRecord("").ok());
+  EXPECT_FALSE(decodeRecord("[1,2]").ok());
+  EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"flying\"}").ok());
+  EXPECT_FALSE(decodeRecord("{\"job_id\":\"x\",\"uid\":0,\"gid\":0,\"phase\":\"ready\"}").ok());
+  auto ok = decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"future_key\":3}");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->phase, JobPhase::kReady);
+}
+
+}  // namespace
+}  // namespace accel::agent

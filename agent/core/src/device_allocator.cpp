@@ -92,7 +92,7 @@ Result<std::vector<uint32_t>> pickByCount(const AllocatorInput& in, std::string_
     if (!in.held.count(s.index)) free.push_back(s.index);
   }
   if (free.size() < count)
-    return Error(ErrorCode::kConflict, "asked for " + std::to_string(count) + " " + std::string(kind) +
+    return Error(ErrorCode::kInvalidArgument, "asked for " + std::to_string(count) + " " + std::string(kind) +
                                            " device(s); " + std::to_string(free.size()) + " of " +
                                            std::to_string(total) + " are free");
   Pick best;

@@ -37,6 +37,24 @@ Status JobManager::saveLocked(const JobRecord& rec) {
   return store_.save(rec);
 }
 
+// After a prolog failure that left nothing behind. A node fault is
+// forgotten (Slurm drains the node and requeues the job; a retry starts
+// clean). A request this node can never meet is kept as a failed record
+// holding nothing, so the job's tasks can be told why and the node stays up.
+void JobManager::forgetOrKeepFailedLocked(JobRecord rec, const Error& why) {
+  if (why.code() != ErrorCode::kInvalidArgument) {
+    records_.erase(rec.spec.job_id);
+    (void)store_.remove(rec.spec.job_id);
+    return;
+  }
+  rec.phase = JobPhase::kFailed;
+  rec.devices.clear();
+  rec.env.clear();
+  rec.job_dir.clear();
+  rec.last_error = why.message();
+  (void)saveLocked(rec);
+}
+
 Result<std::vector<uint32_t>> JobManager::chooseDevices(const JobRequestSpec& spec) {
   // Caller holds mu_. The job's own devices from an earlier attempt are
   // released before this is called, so they count as free.
@@ -105,8 +123,7 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
     rec.prolog_started_ns = now_();
     auto devices = chooseDevices(spec);
     if (!devices.ok()) {
-      records_.erase(spec.job_id);
-      (void)store_.remove(spec.job_id);
+      forgetOrKeepFailedLocked(rec, devices.error());
       return devices.error();
     }
     rec.devices = *devices;
@@ -122,10 +139,9 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
     rec.phase = *transition(rec.phase, JobEvent::kPrologFail);
     rec.last_error = setup.error().message();
     if (rollback.ok()) {
-      // Nothing of the job is left: forget it, so a retry starts clean.
       for (uint32_t d : rec.devices) held_.erase(d);
-      records_.erase(spec.job_id);
-      (void)store_.remove(spec.job_id);
+      rec.devices.clear();
+      forgetOrKeepFailedLocked(rec, setup.error());
     } else {
       (void)saveLocked(rec);  // keep it: the epilog must finish the cleanup
     }
@@ -201,6 +217,54 @@ Result<RecoverySummary> JobManager::recover() {
     }
   }
   return sum;
+}
+
+// Applies `change` to a live job's record and persists it.
+template <typename F>
+static Status updateLive(std::map<uint32_t, JobRecord>& records, JobStore& store, uint32_t job_id, F change) {
+  auto it = records.find(job_id);
+  if (it == records.end() || !holdsResources(it->second.phase))
+    return Error(ErrorCode::kNotFound, "job " + std::to_string(job_id) + " has no record on this node");
+  if (!change(it->second)) return okStatus();  // nothing changed: nothing to write
+  return store.save(it->second);
+}
+
+Status JobManager::taskStarted(uint32_t job_id, const TaskRef& task) {
+  std::lock_guard<std::mutex> g(mu_);
+  return updateLive(records_, store_, job_id, [&](JobRecord& r) {
+    for (const auto& t : r.tasks)
+      if (t.pid == task.pid && t.start_ticks == task.start_ticks) return false;
+    r.tasks.push_back(task);
+    return true;
+  });
+}
+
+Status JobManager::taskExited(uint32_t job_id, int32_t pid) {
+  std::lock_guard<std::mutex> g(mu_);
+  return updateLive(records_, store_, job_id, [&](JobRecord& r) {
+    auto n = r.tasks.size();
+    std::erase_if(r.tasks, [&](const TaskRef& t) { return t.pid == pid; });
+    return n != r.tasks.size();
+  });
+}
+
+Status JobManager::stepStarted(uint32_t job_id, uint32_t step_id) {
+  std::lock_guard<std::mutex> g(mu_);
+  return updateLive(records_, store_, job_id, [&](JobRecord& r) {
+    if (std::find(r.steps.begin(), r.steps.end(), step_id) != r.steps.end()) return false;
+    r.steps.push_back(step_id);
+    return true;
+  });
+}
+
+Status JobManager::stepEnded(uint32_t job_id, uint32_t step_id) {
+  std::lock_guard<std::mutex> g(mu_);
+  return updateLive(records_, store_, job_id, [&](JobRecord& r) {
+    auto n = r.steps.size();
+    std::erase(r.steps, step_id);
+    std::erase_if(r.tasks, [&](const TaskRef& t) { return t.step_id == step_id; });
+    return n != r.steps.size();
+  });
 }
 
 std::optional<JobRecord> JobManager::job(uint32_t job_id) const {

@@ -31,7 +31,11 @@ std::string encodeRecord(const JobRecord& r) {
       {"prolog_started_ns", r.prolog_started_ns},
       {"ready_ns", r.ready_ns},
       {"last_error", r.last_error},
+      {"steps", r.steps},
   };
+  json tasks = json::array();
+  for (const auto& t : r.tasks) tasks.push_back({t.step_id, t.pid, t.start_ticks});
+  j["tasks"] = tasks;
   return j.dump();
 }
 
@@ -62,6 +66,9 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     r.prolog_started_ns = j.value("prolog_started_ns", int64_t{0});
     r.ready_ns = j.value("ready_ns", int64_t{0});
     r.last_error = j.value("last_error", "");
+    r.steps = j.value("steps", std::vector<uint32_t>{});
+    for (const auto& t : j.value("tasks", json::array()))
+      r.tasks.push_back(TaskRef{t.at(0).get<uint32_t>(), t.at(1).get<int32_t>(), t.at(2).get<uint64_t>()});
   } catch (const json::exception& e) {
     return Error(ErrorCode::kParse, std::string("job record: ") + e.what());
   }

@@ -18,7 +18,6 @@ constexpr std::array kEdges{
     Edge{JobPhase::kCleaned, JobEvent::kPrologBegin, JobPhase::kProlog},
     Edge{JobPhase::kProlog, JobEvent::kPrologOk, JobPhase::kReady},
     Edge{JobPhase::kProlog, JobEvent::kPrologFail, JobPhase::kFailed},
-    Edge{JobPhase::kReady, JobEvent::kStepFailed, JobPhase::kFailed},
     Edge{JobPhase::kNone, JobEvent::kEpilogBegin, JobPhase::kEpilog},
     Edge{JobPhase::kProlog, JobEvent::kEpilogBegin, JobPhase::kEpilog},
     Edge{JobPhase::kReady, JobEvent::kEpilogBegin, JobPhase::kEpilog},
@@ -30,8 +29,8 @@ constexpr std::array kEdges{
 };
 
 constexpr std::array<std::string_view, 6> kPhaseNames{"none", "prolog", "ready", "epilog", "cleaned", "failed"};
-constexpr std::array<std::string_view, 7> kEventNames{"prolog_begin", "prolog_ok", "prolog_fail", "epilog_begin",
-                                                      "epilog_ok", "epilog_fail", "step_failed"};
+constexpr std::array<std::string_view, 6> kEventNames{"prolog_begin", "prolog_ok", "prolog_fail", "epilog_begin",
+                                                      "epilog_ok", "epilog_fail"};
 
 }  // namespace
 

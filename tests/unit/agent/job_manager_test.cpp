@@ -112,7 +112,9 @@ TEST_F(JobManagerTest, PrologMakesEverythingAndEpilogRemovesIt) {
   struct stat st {};
   ASSERT_EQ(stat(dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
-  if (geteuid() == 0) EXPECT_EQ(st.st_uid, 4242u);
+  if (geteuid() == 0) {
+    EXPECT_EQ(st.st_uid, 4242u);
+  }
   EXPECT_EQ(res_.present.count(42), 1u);
   bool saw_devices = false;
   for (auto& [k, v] : r->env)
@@ -239,6 +241,61 @@ TEST_F(JobManagerTest, ConcurrentPrologsGetDistinctDevices) {
   for (uint32_t i = 0; i < 4; ++i) threads.emplace_back([&, i] { EXPECT_TRUE(m->epilog(100 + i).ok()); });
   for (auto& t : threads) t.join();
   EXPECT_EQ(m->stats().jobs, 0u);
+}
+
+}  // namespace
+}  // namespace accel::agent
+
+namespace accel::agent {
+namespace {
+
+TEST_F(JobManagerTest, RequestTheNodeCannotMeetIsKeptAsFailedHoldingNothing) {
+  auto m = make();
+  JobRequestSpec s = spec(51, "7");  // GPU 7: not on this node -> kNotFound: node fault
+  auto r = m->prolog(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::kNotFound);
+  EXPECT_FALSE(m->job(51).has_value());  // node faults are forgotten
+
+  JobRequestSpec bad = spec(52, "1,");  // malformed list: the job's own request
+  auto u = m->prolog(bad);
+  ASSERT_FALSE(u.ok());
+  EXPECT_EQ(u.error().code(), ErrorCode::kInvalidArgument);
+  ASSERT_TRUE(m->job(52).has_value());
+  EXPECT_EQ(m->job(52)->phase, JobPhase::kFailed);
+  EXPECT_TRUE(m->job(52)->devices.empty());
+  EXPECT_FALSE(m->job(52)->last_error.empty());
+  EXPECT_FALSE(exists(root_ + "/jobs/52"));
+  EXPECT_EQ(m->stats().devices_in_use, 0u);
+  ASSERT_TRUE(m->epilog(52).ok());
+  EXPECT_FALSE(m->job(52).has_value());
+}
+
+}  // namespace
+}  // namespace accel::agent
+
+namespace accel::agent {
+namespace {
+
+TEST_F(JobManagerTest, TasksAndStepsAreTrackedPersistedAndReadopted) {
+  {
+    auto m = make();
+    ASSERT_TRUE(m->prolog(spec(61)).ok());
+    ASSERT_TRUE(m->stepStarted(61, 0).ok());
+    ASSERT_TRUE(m->taskStarted(61, TaskRef{0, 1234, 99}).ok());
+    ASSERT_TRUE(m->taskStarted(61, TaskRef{0, 1234, 99}).ok());  // repeated report
+    ASSERT_TRUE(m->taskStarted(61, TaskRef{0, 1235, 100}).ok());
+    EXPECT_EQ(m->taskStarted(62, TaskRef{0, 1, 1}).error().code(), ErrorCode::kNotFound);
+    ASSERT_EQ(m->job(61)->tasks.size(), 2u);
+  }
+  auto m = make();  // restart: tasks come back from the record
+  ASSERT_EQ(m->job(61)->tasks.size(), 2u);
+  EXPECT_EQ(m->job(61)->tasks[0].start_ticks, 99u);
+  ASSERT_TRUE(m->taskExited(61, 1234).ok());
+  EXPECT_EQ(m->job(61)->tasks.size(), 1u);
+  ASSERT_TRUE(m->stepEnded(61, 0).ok());
+  EXPECT_TRUE(m->job(61)->tasks.empty());
+  EXPECT_TRUE(m->job(61)->steps.empty());
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ TEST(LifecycleTest, RetriesAndIdempotentEpilog) {
 TEST(LifecycleTest, EdgesNotInTheTableAreRefused) {
   EXPECT_FALSE(transition(JobPhase::kNone, JobEvent::kPrologOk));
   EXPECT_FALSE(transition(JobPhase::kReady, JobEvent::kPrologBegin));
+  EXPECT_FALSE(transition(JobPhase::kReady, JobEvent::kPrologFail));
   EXPECT_FALSE(transition(JobPhase::kCleaned, JobEvent::kEpilogOk));
   EXPECT_FALSE(transition(JobPhase::kReady, JobEvent::kEpilogOk));
   EXPECT_FALSE(transition(JobPhase::kEpilog, JobEvent::kPrologOk));

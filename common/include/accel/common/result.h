@@ -100,6 +100,10 @@ class [[nodiscard]] Result<void> {
     if (ok()) panic("error() on a Result that holds a value", __FILE__, __LINE__);
     return e_;
   }
+  // The same status, with `what` prefixed to a failure's message.
+  Result<void> context(const std::string& what) const {
+    return ok() ? Result<void>() : Result<void>(e_.context(what));
+  }
 
  private:
   Error e_{ErrorCode::kInternal, ""};

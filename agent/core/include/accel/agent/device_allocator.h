@@ -41,7 +41,8 @@ Result<std::vector<uint32_t>> parseGpuList(std::string_view text);
 Result<std::vector<uint32_t>> pickGpus(const AllocatorInput& in, const std::vector<uint32_t>& gpu_ordinals);
 
 // `count` free devices of `kind`, as close together as the node allows.
-// kConflict when fewer are free than asked, naming how many are.
+// kInvalidArgument when fewer are free than asked (this node cannot meet the
+// request; not a node fault), naming how many are.
 Result<std::vector<uint32_t>> pickByCount(const AllocatorInput& in, std::string_view kind, uint32_t count);
 
 }  // namespace accel::agent

@@ -50,13 +50,23 @@ class JobManager {
 
   // Makes the job ready. Idempotent: a ready job is returned as it is; a
   // prolog retried after a partial failure rolls the old attempt back first.
-  // Errors: kConflict (devices held by another job), kInvalidArgument (the
-  // request cannot be met on this node), anything a step returns.
+  // Errors: kConflict (Slurm's GPUs held by another job: the node's view
+  // and Slurm's disagree), kInvalidArgument (the request can never be met on
+  // this node: the job fails, the node stays up; the job is kept as a failed
+  // record saying why), anything a step returns.
   Result<JobRecord> prolog(const JobRequestSpec& spec);
 
   // Removes everything of the job. An unknown job, or a job already cleaned,
   // is success (its deterministic resources are removed anyway).
   Status epilog(uint32_t job_id);
+
+  // Task and step reports from the SPANK plugin. A report for a job that
+  // has no record here (it asked for nothing, or the prolog failed) is
+  // ignored: kNotFound. Reports are idempotent.
+  Status taskStarted(uint32_t job_id, const TaskRef& task);
+  Status taskExited(uint32_t job_id, int32_t pid);
+  Status stepStarted(uint32_t job_id, uint32_t step_id);
+  Status stepEnded(uint32_t job_id, uint32_t step_id);
 
   std::optional<JobRecord> job(uint32_t job_id) const;
   std::vector<JobRecord> jobs() const;
@@ -70,6 +80,7 @@ class JobManager {
   Status runTearDown(const JobRecord& rec, size_t from);
   Status saveLocked(const JobRecord& rec);
   void noteErrorLocked(const std::string& message);
+  void forgetOrKeepFailedLocked(JobRecord rec, const Error& why);
   void deviceEnvLocked(JobRecord& rec) const;
   std::mutex& jobLock(uint32_t job_id) { return job_locks_[job_id % job_locks_.size()]; }
 

@@ -30,6 +30,15 @@ struct JobRequestSpec {
   uint32_t appliance_signal_lead_sec = 0;
 };
 
+// A task of the job on this node, as slurmstepd reported it. start_ticks
+// (field 22 of /proc/PID/stat) tells the task from a later process that
+// happens to get the same pid.
+struct TaskRef {
+  uint32_t step_id = 0;
+  int32_t pid = 0;
+  uint64_t start_ticks = 0;
+};
+
 struct JobRecord {
   JobRequestSpec spec;
   JobPhase phase = JobPhase::kNone;
@@ -39,6 +48,8 @@ struct JobRecord {
   int64_t prolog_started_ns = 0;     // CLOCK_REALTIME
   int64_t ready_ns = 0;
   std::string last_error;
+  std::vector<TaskRef> tasks;        // running tasks on this node
+  std::vector<uint32_t> steps;       // running steps on this node
 };
 
 // JSON text of a record (stable keys; unknown keys are ignored on read so a

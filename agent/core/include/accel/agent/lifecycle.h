@@ -3,7 +3,7 @@
 //
 //   none --prolog_begin--> prolog --prolog_ok--> ready --epilog_begin--> epilog
 //   prolog --prolog_fail--> failed           epilog --epilog_ok--> cleaned
-//   ready --step_failed--> failed            failed --epilog_begin--> epilog
+//   failed --epilog_begin--> epilog
 //   epilog --epilog_fail--> failed (the epilog may be retried)
 //   prolog --prolog_begin--> prolog (a retried prolog rolls back first)
 //   failed --prolog_begin--> prolog (a retried prolog after a failed one)
@@ -18,7 +18,7 @@ namespace accel::agent {
 
 enum class JobPhase { kNone, kProlog, kReady, kEpilog, kCleaned, kFailed };
 
-enum class JobEvent { kPrologBegin, kPrologOk, kPrologFail, kEpilogBegin, kEpilogOk, kEpilogFail, kStepFailed };
+enum class JobEvent { kPrologBegin, kPrologOk, kPrologFail, kEpilogBegin, kEpilogOk, kEpilogFail };
 
 // The state after `event` in `from`, or nullopt when the table has no such edge.
 std::optional<JobPhase> transition(JobPhase from, JobEvent event);

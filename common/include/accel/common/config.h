@@ -1,0 +1,58 @@
+#pragma once
+// accel.conf: the agent's own settings, in slurm.conf's Key=Value syntax.
+// Every key (name, type, default, limits, help) is declared once, in the
+// table in config_keys.cpp; docs/config-reference.md is generated from it.
+//
+// Typical use by an entry point:
+//   auto path = defaultConfigPath(getenv("SLURM_CONF"), kAccelConfName);  // or --config
+//   auto config = loadAccelConfig(*path);
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "accel/common/config_file.h"
+#include "accel/common/result.h"
+
+namespace accel {
+
+inline constexpr std::string_view kAccelConfName = "accel.conf";
+
+// The settings of accel.conf. A successful parse fills every field: from the
+// file, else from the table's default. std::optional marks keys that have no
+// default (unset means "feature off"). The initial values below are mere
+// placeholders; the defaults live in the table only.
+struct AccelConfig {
+  // In the order of the LogLevel key's choices in the table.
+  enum class LogLevel { kError, kWarning, kInfo, kDebug };
+
+  std::string control_socket;
+  std::string state_dir;
+  std::string run_dir;
+  std::string slurm_user;
+  LogLevel log_level = LogLevel::kInfo;
+  std::optional<std::string> topology_file;
+  std::chrono::seconds hook_timeout{0};
+  std::optional<std::string> hw_mock_dir;
+};
+
+// "error", "warning", "info" or "debug".
+std::string_view logLevelName(AccelConfig::LogLevel level);
+
+// Parses the text of an accel.conf. `file_name` names it in messages
+// ("accel.conf:12: key 'HookTimeout': ..."). Returns a complete config or
+// every error found (kInvalidArgument, one message per line). Empty text
+// gives the defaults.
+Result<AccelConfig> parseAccelConfig(std::string_view text,
+                                     std::string_view file_name = kAccelConfName);
+
+// Reads and parses the file at `path`; messages name the file by `path`.
+Result<AccelConfig> loadAccelConfig(const std::string& path);
+
+// For `accelctl config check [FILE]`: checks the accel.conf at
+// `accel_conf_path` and, when a vipu.conf exists in the same directory, that
+// one too. Success, or the errors of both files joined by '\n'. A missing
+// accel.conf is an error (it was asked for); a missing vipu.conf is not.
+Status checkConfig(const std::string& accel_conf_path);
+
+}  // namespace accel

@@ -1,0 +1,177 @@
+// Every configuration key of accel-agent, one row each. To add a key: add a
+// field to the struct (config.h or vipu_config.h), add a row here, and
+// regenerate docs/config-reference.md (`accel-config-doc > docs/config-reference.md`).
+// Rows are documented in the order written, so keep related keys together.
+#include "accel/common/config_keys.h"
+
+#include "accel/common/config.h"
+#include "accel/common/vipu_config.h"
+
+namespace accel {
+namespace {
+
+// Rows name only the fields they need; the rest keep KeySpec's member
+// defaults, which is the point of designated initializers. g++ 12 still warns
+// about the omitted fields, so the warning is off for the tables only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+ConfigSchema makeAccelSchema() {
+  using C = AccelConfig;
+  return ConfigSchema{
+      .file_name = kAccelConfName,
+      .summary =
+          "Settings of accel-agentd and accelctl on each accelerator node. Every key has a "
+          "default or may stay unset, so an empty file is valid.",
+      .config_type = &typeid(C),
+      .keys = {
+          {.name = "ControlSocket",
+           .type = ValueType::kPath,
+           .default_value = "/run/accel-agent/control.sock",
+           .help = "Unix socket on which accel-agentd serves accelctl and the SPANK plugin.",
+           .store = storeIn<&C::control_socket>},
+          {.name = "StateDir",
+           .type = ValueType::kPath,
+           .default_value = "/var/lib/accel-agent",
+           .help = "Directory for state that must survive a restart of the agent: the job "
+                   "table and the event spool. A restarted agent re-adopts the jobs recorded "
+                   "here.",
+           .store = storeIn<&C::state_dir>},
+          {.name = "RunDir",
+           .type = ValueType::kPath,
+           .default_value = "/run/accel-agent",
+           .help = "Directory for runtime files that need not survive a reboot, among them "
+                   "the per-job directories of jobs that use no IPUs (IPU jobs use IpuofDir "
+                   "of vipu.conf).",
+           .store = storeIn<&C::run_dir>},
+          {.name = "SlurmUser",
+           .type = ValueType::kString,
+           .default_value = "slurm",
+           .help = "The user who, besides root, may call the prolog, epilog and "
+                   "administrative verbs. Set it to SlurmUser of slurm.conf.",
+           .store = storeIn<&C::slurm_user>},
+          {.name = "LogLevel",
+           .type = ValueType::kEnum,
+           .default_value = "info",
+           .choices = {"error", "warning", "info", "debug"},
+           .help = "The least severe kind of message that is logged.",
+           .store = storeIn<&C::log_level>},
+          {.name = "TopologyFile",
+           .type = ValueType::kPath,
+           .help = "Read the node's topology from this hwloc XML file instead of the live "
+                   "system. Unset: the live system.",
+           .store = storeIn<&C::topology_file>},
+          {.name = "HookTimeout",
+           .type = ValueType::kSeconds,
+           .default_value = "20",
+           .min = 1,
+           .max = 300,
+           .help = "Hard bound on one `accelctl prolog` or `accelctl epilog` call, retries "
+                   "included. Keep it well below PrologEpilogTimeout of slurm.conf, so that "
+                   "the agent, not Slurm, decides what happens when time runs out.",
+           .store = storeIn<&C::hook_timeout>},
+          {.name = "HwMockDir",
+           .type = ValueType::kPath,
+           .help = "Directory of fake vendor clients to run instead of the real ones. For "
+                   "testing only; leave unset on production nodes.",
+           .store = storeIn<&C::hw_mock_dir>},
+      }};
+}
+
+ConfigSchema makeVipuSchema() {
+  using C = VipuConfig;
+  constexpr std::string_view kTls = "IsSecure";
+  return ConfigSchema{
+      .file_name = kVipuConfName,
+      .summary =
+          "Options of the V-IPU controller, in the file Graphcore's Slurm integration keeps "
+          "beside slurm.conf. accel-agent reads it unchanged, with the same keys and defaults. "
+          "Only needed on IPU hosts.",
+      .config_type = &typeid(C),
+      .keys = {
+          {.name = "ApiHost",
+           .type = ValueType::kString,
+           .required = true,
+           .help = "Host name or IP address of the V-IPU controller.",
+           .store = storeIn<&C::api_host>},
+          {.name = "ApiPort",
+           .type = ValueType::kUint,
+           .default_value = "8090",
+           .min = 1,
+           .max = 65535,
+           .help = "Port of the V-IPU controller.",
+           .store = storeIn<&C::api_port>},
+          {.name = "IpuofDir",
+           .type = ValueType::kPath,
+           .required = true,
+           .help = "Directory where the IPUoF configuration files of user jobs are stored.",
+           .store = storeIn<&C::ipuof_dir>},
+          {.name = "MaxIpusPerJob",
+           .type = ValueType::kUint,
+           .default_value = "256",
+           .min = 1,
+           .max = 4294967295u,
+           .help = "Largest number of IPUs one job may use.",
+           .store = storeIn<&C::max_ipus_per_job>},
+          {.name = "ApiTimeout",
+           .type = ValueType::kSeconds,
+           .default_value = "50",
+           .min = 1,
+           .help = "Timeout of the V-IPU client for one request to the controller.",
+           .store = storeIn<&C::api_timeout>},
+          {.name = "IsSecure",
+           .type = ValueType::kBool,
+           .default_value = "no",
+           .help = "Talk to the V-IPU controller over mutual TLS; the controller must run in "
+                   "secure mode. Requires ApiUser, ApiAccessKey, ClientCertFile, "
+                   "ClientKeyFile and ServerCertFile.",
+           .store = storeIn<&C::is_secure>},
+          {.name = "ApiUser",
+           .type = ValueType::kString,
+           .required_if = kTls,
+           .help = "Name of the API user the agent acts as in secure mode.",
+           .store = storeIn<&C::api_user>},
+          {.name = "ApiAccessKey",
+           .type = ValueType::kString,
+           .required_if = kTls,
+           .secret = true,
+           .help = "Access key assigned to ApiUser. A secret: keep vipu.conf readable by "
+                   "root only when it is set.",
+           .store = storeIn<&C::api_access_key>},
+          {.name = "ClientCertFile",
+           .type = ValueType::kPath,
+           .required_if = kTls,
+           .help = "Client certificate for TLS.",
+           .store = storeIn<&C::client_cert_file>},
+          {.name = "ClientKeyFile",
+           .type = ValueType::kPath,
+           .required_if = kTls,
+           .help = "Client private key for TLS.",
+           .store = storeIn<&C::client_key_file>},
+          {.name = "ServerCertFile",
+           .type = ValueType::kPath,
+           .required_if = kTls,
+           .help = "Server certificate for TLS, used to verify the controller.",
+           .store = storeIn<&C::server_cert_file>},
+      }};
+}
+
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+const ConfigSchema& accelConfigSchema() {
+  static const ConfigSchema schema = makeAccelSchema();
+  return schema;
+}
+
+const ConfigSchema& vipuConfigSchema() {
+  static const ConfigSchema schema = makeVipuSchema();
+  return schema;
+}
+
+std::vector<const ConfigSchema*> allConfigSchemas() {
+  return {&accelConfigSchema(), &vipuConfigSchema()};
+}
+
+}  // namespace accel

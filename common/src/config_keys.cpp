@@ -33,16 +33,17 @@ ConfigSchema makeAccelSchema() {
           {.name = "StateDir",
            .type = ValueType::kPath,
            .default_value = "/var/lib/accel-agent",
-           .help = "Directory for state that must survive a restart of the agent: the job "
-                   "table and the event spool. A restarted agent re-adopts the jobs recorded "
-                   "here.",
+           .help = "Directory for state that must survive a reboot of the node, such as the "
+                   "event spool of job events not yet acknowledged by the aggregator.",
            .store = storeIn<&C::state_dir>},
           {.name = "RunDir",
            .type = ValueType::kPath,
            .default_value = "/run/accel-agent",
-           .help = "Directory for runtime files that need not survive a reboot, among them "
-                   "the per-job directories of jobs that use no IPUs (IPU jobs use IpuofDir "
-                   "of vipu.conf).",
+           .help = "Directory for runtime files that need not survive a reboot: the control "
+                   "socket's default home, the job table (state/, one record per job, which a "
+                   "restarted agent re-adopts) and the per-job directories (jobs/) of jobs "
+                   "that use no IPUs (IPU jobs use IpuofDir of vipu.conf). A reboot ends the "
+                   "jobs these describe, so nothing here needs to outlive it.",
            .store = storeIn<&C::run_dir>},
           {.name = "SlurmUser",
            .type = ValueType::kString,
@@ -75,6 +76,18 @@ ConfigSchema makeAccelSchema() {
            .help = "Directory of fake vendor clients to run instead of the real ones. For "
                    "testing only; leave unset on production nodes.",
            .store = storeIn<&C::hw_mock_dir>},
+          {.name = "ApplianceTimeDefault",
+           .type = ValueType::kSlurmTime,
+           .help = "Appliance time limit of a job that does not give --appliance-time or "
+                   "--job-time-sec, in Slurm's time notation. Unset: no limit unless the job "
+                   "asks for one.",
+           .store = storeIn<&C::appliance_time_default>},
+          {.name = "ApplianceTimeMax",
+           .type = ValueType::kSlurmTime,
+           .default_value = "UNLIMITED",
+           .help = "Largest appliance time limit a job may ask for; sbatch, salloc and srun "
+                   "refuse a larger --appliance-time or --job-time-sec at submission.",
+           .store = storeIn<&C::appliance_time_max>},
       }};
 }
 

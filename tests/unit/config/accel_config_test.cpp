@@ -28,6 +28,17 @@ TEST(AccelConfig, EmptyFileGivesTheDefaults) {
   EXPECT_FALSE(config->topology_file.has_value());
   EXPECT_EQ(config->hook_timeout, seconds(20));
   EXPECT_FALSE(config->hw_mock_dir.has_value());
+  EXPECT_FALSE(config->appliance_time_default.has_value());
+  EXPECT_TRUE(config->appliance_time_max.isUnlimited());
+}
+
+TEST(AccelConfig, ApplianceTimesUseSlurmNotation) {
+  Result<AccelConfig> config = parseAccelConfig("ApplianceTimeDefault=30\nApplianceTimeMax=1-00:00:00\n");
+  ASSERT_TRUE(config.ok()) << config.error().message();
+  ASSERT_TRUE(config->appliance_time_default.has_value());
+  EXPECT_EQ(config->appliance_time_default->seconds(), 30 * 60);  // a bare number is minutes
+  EXPECT_EQ(config->appliance_time_max.seconds(), 86400);
+  EXPECT_NE(errorOf("ApplianceTimeMax=soon\n").find("accel.conf:1: key 'ApplianceTimeMax'"), std::string::npos);
 }
 
 TEST(AccelConfig, EveryKeySet) {

@@ -13,6 +13,7 @@
 
 #include "accel/common/config_file.h"
 #include "accel/common/result.h"
+#include "accel/common/slurm_time.h"
 
 namespace accel {
 
@@ -34,6 +35,8 @@ struct AccelConfig {
   std::optional<std::string> topology_file;
   std::chrono::seconds hook_timeout{0};
   std::optional<std::string> hw_mock_dir;
+  std::optional<SlurmDuration> appliance_time_default;
+  SlurmDuration appliance_time_max;
 };
 
 // "error", "warning", "info" or "debug".

@@ -1,0 +1,26 @@
+#pragma once
+// What the verbs share: finding accel.conf, calling the daemon, and turning
+// a reply's outcome into an exit code.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "accel/common/config.h"
+#include "accel/common/result.h"
+#include "accel/ctl/verbs.h"
+
+namespace accel::ctl {
+
+// accel.conf from --config, else beside slurm.conf (SLURM_CONF).
+Result<std::string> configPath(const GlobalOptions& g, const CliIo& io);
+Result<AccelConfig> loadConfig(const GlobalOptions& g, const CliIo& io);
+
+// One verified reply (kParse if it fails verification).
+Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config, const std::vector<uint8_t>& request,
+                                        std::chrono::milliseconds timeout);
+
+// Exit code for an error reaching the daemon.
+int exitForCallError(const Error& e);
+
+}  // namespace accel::ctl

@@ -1,0 +1,163 @@
+// accelctl status / jobs / job ID: read-only verbs for people. Tables for a
+// terminal, JSON with --json. Any user may run them.
+#include <charconv>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "accel/ctl/client.h"
+#include "accel/schemas/control_generated.h"
+
+namespace accel::ctl {
+namespace {
+
+namespace fb = accel::control;
+using nlohmann::json;
+
+std::vector<uint8_t> request(fb::RequestBody kind, uint32_t job_id = 0) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  flatbuffers::Offset<void> body;
+  if (kind == fb::RequestBody::StatusRequest) body = fb::CreateStatusRequest(fbb).Union();
+  else if (kind == fb::RequestBody::JobsRequest) body = fb::CreateJobsRequest(fbb).Union();
+  else body = fb::CreateJobRequest(fbb, job_id).Union();
+  fbb.Finish(fb::CreateRequest(fbb, 1, kind, body), fb::RequestIdentifier());
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+std::string str(const flatbuffers::String* s) { return s ? s->str() : ""; }
+
+std::string timeText(int64_t ns) {
+  if (ns <= 0) return "-";
+  time_t t = static_cast<time_t>(ns / 1'000'000'000);
+  char buf[32];
+  tm tmv{};
+  localtime_r(&t, &tmv);
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tmv);
+  return buf;
+}
+
+json jobJson(const fb::JobInfo* j) {
+  json env = json::object();
+  if (j->env()) for (const auto* e : *j->env()) env[str(e->name())] = str(e->value());
+  json devices = json::array();
+  if (j->devices()) for (const auto* d : *j->devices()) devices.push_back(d->index());
+  return {{"job_id", j->job_id()}, {"user", str(j->user())}, {"uid", j->uid()},
+          {"state", fb::EnumNameJobState(j->state())}, {"devices", devices}, {"job_dir", str(j->job_dir())},
+          {"env", env}, {"prolog_started", timeText(j->prolog_started_ns())}, {"ready", timeText(j->ready_ns())}};
+}
+
+// Calls the daemon and returns the reply, or prints why not and sets `code`.
+const fb::Reply* ask(const GlobalOptions& g, const CliIo& io, const std::vector<uint8_t>& req,
+                     std::vector<uint8_t>* storage, int* code) {
+  auto config = loadConfig(g, io);
+  if (!config.ok()) { io.err("accelctl: " + config.error().message()); *code = kUsage; return nullptr; }
+  auto reply = callDaemon(*config, req, config->hook_timeout);
+  if (!reply.ok()) {
+    io.err("accelctl: " + reply.error().message() + " (start it with: systemctl start accel-agentd)");
+    *code = exitForCallError(reply.error());
+    return nullptr;
+  }
+  *storage = std::move(*reply);
+  const auto* r = flatbuffers::GetRoot<fb::Reply>(storage->data());
+  if (r->outcome() != fb::Outcome::Ok) {
+    io.err("accelctl: " + str(r->message()));
+    *code = r->outcome() == fb::Outcome::NotFound ? kNotFound
+            : r->outcome() == fb::Outcome::PermissionDenied ? kDenied : kNodeFault;
+    return nullptr;
+  }
+  return r;
+}
+
+void printJobsTable(const std::vector<const fb::JobInfo*>& jobs, const CliIo& io) {
+  if (jobs.empty()) { io.out("no jobs on this node\n"); return; }
+  std::ostringstream o;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-10s %-12s %-8s %-20s %s\n", "JOBID", "USER", "STATE", "READY", "DEVICES");
+  o << line;
+  for (const auto* j : jobs) {
+    std::string devs;
+    if (j->env()) for (const auto* e : *j->env()) if (str(e->name()) == "ACCEL_DEVICES") devs = str(e->value());
+    std::snprintf(line, sizeof line, "%-10u %-12s %-8s %-20s %s\n", j->job_id(), str(j->user()).c_str(),
+                  fb::EnumNameJobState(j->state()), timeText(j->ready_ns()).c_str(), devs.empty() ? "-" : devs.c_str());
+    o << line;
+  }
+  io.out(o.str());
+}
+
+}  // namespace
+
+int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
+  if (!args.empty()) { io.err("accelctl: status takes no arguments"); return kUsage; }
+  std::vector<uint8_t> buf;
+  int code = kOk;
+  const auto* r = ask(g, io, request(fb::RequestBody::StatusRequest), &buf, &code);
+  if (r == nullptr) return code;
+  const auto* s = r->body_as_StatusInfo();
+  if (s == nullptr) { io.err("accelctl: the daemon sent no status"); return kNodeFault; }
+  json errors = json::array();
+  if (s->last_errors()) for (const auto* e : *s->last_errors()) errors.push_back(e->str());
+  if (g.json) {
+    json j = {{"daemon", "running"}, {"version", str(s->version())}, {"node", str(s->node())},
+              {"started", timeText(s->started_ns())}, {"jobs", s->jobs()}, {"devices_total", s->devices_total()},
+              {"devices_in_use", s->devices_in_use()}, {"topology", str(s->topology_source())},
+              {"config", str(s->config_path())}, {"last_errors", errors}};
+    io.out(j.dump(2) + "\n");
+    return kOk;
+  }
+  std::ostringstream o;
+  o << "daemon      running (accel-agentd " << str(s->version()) << ", since " << timeText(s->started_ns()) << ")\n"
+    << "node        " << str(s->node()) << "\n"
+    << "config      " << str(s->config_path()) << "\n"
+    << "topology    " << str(s->topology_source()) << "\n"
+    << "jobs        " << s->jobs() << "\n"
+    << "devices     " << s->devices_in_use() << " of " << s->devices_total() << " in use\n";
+  if (errors.empty()) o << "errors      none\n";
+  for (const auto& e : errors) o << "error       " << e.get<std::string>() << "\n";
+  io.out(o.str());
+  return kOk;
+}
+
+int verbJobs(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
+  if (!args.empty()) { io.err("accelctl: jobs takes no arguments (see: accelctl job ID)"); return kUsage; }
+  std::vector<uint8_t> buf;
+  int code = kOk;
+  const auto* r = ask(g, io, request(fb::RequestBody::JobsRequest), &buf, &code);
+  if (r == nullptr) return code;
+  std::vector<const fb::JobInfo*> jobs;
+  if (const auto* l = r->body_as_JobList(); l && l->jobs()) for (const auto* j : *l->jobs()) jobs.push_back(j);
+  if (g.json) {
+    json arr = json::array();
+    for (const auto* j : jobs) arr.push_back(jobJson(j));
+    io.out(arr.dump(2) + "\n");
+    return kOk;
+  }
+  printJobsTable(jobs, io);
+  return kOk;
+}
+
+int verbJob(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
+  uint32_t id = 0;
+  if (args.size() != 1 || std::from_chars(args[0].data(), args[0].data() + args[0].size(), id).ptr !=
+                              args[0].data() + args[0].size() || id == 0) {
+    io.err("accelctl: job needs one job id, e.g. accelctl job 42");
+    return kUsage;
+  }
+  std::vector<uint8_t> buf;
+  int code = kOk;
+  const auto* r = ask(g, io, request(fb::RequestBody::JobRequest, id), &buf, &code);
+  if (r == nullptr) return code;
+  const auto* j = r->body_as_JobInfo();
+  if (j == nullptr) { io.err("accelctl: the daemon sent no job"); return kNodeFault; }
+  if (g.json) { io.out(jobJson(j).dump(2) + "\n"); return kOk; }
+  std::ostringstream o;
+  auto js = jobJson(j);
+  o << "job         " << j->job_id() << " (" << str(j->user()) << ")\n"
+    << "state       " << js["state"].get<std::string>() << "\n"
+    << "ready       " << js["ready"].get<std::string>() << "\n"
+    << "directory   " << (str(j->job_dir()).empty() ? "-" : str(j->job_dir())) << "\n";
+  for (auto& [k, v] : js["env"].items()) o << "env         " << k << "=" << v.get<std::string>() << "\n";
+  io.out(o.str());
+  return kOk;
+}
+
+}  // namespace accel::ctl

@@ -1,0 +1,43 @@
+#pragma once
+// Turns one control request into one reply. Pure with respect to the
+// transport: tests call it with literal buffers and a chosen caller.
+//
+// Who may do what (caller identity comes from SO_PEERCRED):
+//   prolog, epilog        root or the configured SlurmUser
+//   task, step reports    root or SlurmUser (slurmstepd, privileged callbacks)
+//   status                anyone
+//   jobs, job ID          anyone, but a user sees only its own jobs;
+//                         root and SlurmUser see every job
+#include <sys/types.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "accel/agent/job_manager.h"
+
+namespace accel::agentd {
+
+struct Caller {
+  uid_t uid = 0;
+  pid_t pid = 0;
+};
+
+struct HandlerContext {
+  agent::JobManager* manager = nullptr;
+  uid_t slurm_uid = 0;          // SlurmUser's uid (root is always allowed)
+  std::string node_name;
+  std::string version;
+  std::string config_path;
+  int64_t started_ns = 0;
+};
+
+// Never fails: a malformed request gets a BadRequest reply.
+std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& caller,
+                                   std::span<const uint8_t> request);
+
+// Builds a BadRequest/Busy reply with a message (for the transport layer).
+std::vector<uint8_t> errorReply(uint8_t outcome, const std::string& message);
+
+}  // namespace accel::agentd

@@ -1,0 +1,61 @@
+#pragma once
+// accel-agentd: loads config and topology once, recovers persisted jobs,
+// binds the control socket, and only then reports READY=1. One epoll loop
+// waits on the listening socket, a signalfd (TERM, INT, HUP) and, when
+// systemd asked for it, a watchdog timerfd; when idle it never wakes up.
+// Each accepted connection is served on its own short-lived thread, bounded
+// in number, so a slow vendor call in one job's prolog never delays another.
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "accel/agent/job_manager.h"
+#include "accel/agentd/control_handler.h"
+#include "accel/common/config.h"
+#include "accel/common/result.h"
+#include "accel/ipc/control_socket.h"
+
+namespace accel::agentd {
+
+struct DaemonOptions {
+  std::string config_path;
+  std::optional<std::string> topology_xml;  // overrides TopologyFile
+};
+
+class Daemon {
+ public:
+  static constexpr int kMaxInFlight = 64;
+
+  explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
+  ~Daemon();
+
+  // Everything up to READY=1. An error here means nothing started.
+  Status start();
+  // Serves until SIGTERM/SIGINT; returns the process exit code.
+  int run();
+
+ private:
+  Result<agent::Inventory> loadInventory(const AccelConfig& config) const;
+  void onAccept();
+  void serve(ipc::Socket conn);
+  void reload();
+  void drain();
+  void publishStatus();
+
+  DaemonOptions options_;
+  AccelConfig config_;
+  std::unique_ptr<agent::JobManager> manager_;
+  HandlerContext ctx_;
+  ipc::Socket listener_;
+  int epoll_fd_ = -1;
+  int signal_fd_ = -1;
+  int timer_fd_ = -1;
+  std::atomic<int> in_flight_{0};
+  std::mutex drain_mu_;
+  std::condition_variable drained_;
+};
+
+}  // namespace accel::agentd

@@ -1,0 +1,171 @@
+#include "accel/agentd/control_handler.h"
+
+#include "accel/schemas/control_generated.h"
+
+namespace accel::agentd {
+namespace {
+
+namespace fb = accel::control;
+using flatbuffers::FlatBufferBuilder;
+using agent::JobRecord;
+
+bool isAdmin(const HandlerContext& ctx, const Caller& c) { return c.uid == 0 || c.uid == ctx.slurm_uid; }
+
+std::vector<uint8_t> finish(FlatBufferBuilder& fbb, flatbuffers::Offset<fb::Reply> reply) {
+  fbb.Finish(reply);
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+std::vector<uint8_t> simple(fb::Outcome outcome, const std::string& message) {
+  FlatBufferBuilder fbb(256);
+  return finish(fbb, fb::CreateReplyDirect(fbb, outcome, message.c_str()));
+}
+
+// Which outcome an error from the job manager is. Only a request this node
+// can never satisfy is the user's; everything else is the node's fault.
+fb::Outcome outcomeOf(const Error& e) {
+  return e.code() == ErrorCode::kInvalidArgument ? fb::Outcome::UserError : fb::Outcome::NodeFault;
+}
+
+fb::JobState stateOf(agent::JobPhase p) {
+  switch (p) {
+    case agent::JobPhase::kNone: return fb::JobState::None;
+    case agent::JobPhase::kProlog: return fb::JobState::Prolog;
+    case agent::JobPhase::kReady: return fb::JobState::Ready;
+    case agent::JobPhase::kEpilog: return fb::JobState::Epilog;
+    case agent::JobPhase::kCleaned: return fb::JobState::Cleaned;
+    case agent::JobPhase::kFailed: return fb::JobState::Failed;
+  }
+  return fb::JobState::None;
+}
+
+flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord& r) {
+  std::vector<flatbuffers::Offset<fb::Device>> devices;
+  for (uint32_t d : r.devices) devices.push_back(fb::CreateDevice(fbb, fb::DeviceKind::Other, d));
+  std::vector<flatbuffers::Offset<fb::EnvVar>> env;
+  for (const auto& [k, v] : r.env) env.push_back(fb::CreateEnvVarDirect(fbb, k.c_str(), v.c_str()));
+  return fb::CreateJobInfoDirect(fbb, r.spec.job_id, r.spec.uid, r.spec.user.c_str(), stateOf(r.phase),
+                                 &devices, r.job_dir.c_str(), &env, r.prolog_started_ns, r.ready_ns);
+}
+
+agent::JobRequestSpec specOf(const fb::JobSpec& j) {
+  agent::JobRequestSpec s;
+  s.job_id = j.job_id();
+  s.uid = j.uid();
+  s.gid = j.gid();
+  if (j.user()) s.user = j.user()->str();
+  if (j.partition()) s.partition = j.partition()->str();
+  if (j.gpus()) s.gpus = j.gpus()->str();
+  s.ipus = j.ipus();
+  s.num_replicas = j.num_replicas();
+  s.ntasks = j.ntasks();
+  s.appliance_time_sec = j.appliance_time_sec();
+  s.appliance_signal = j.appliance_signal();
+  s.appliance_signal_lead_sec = j.appliance_signal_lead_sec();
+  return s;
+}
+
+std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest* req) {
+  if (req->job() == nullptr || req->job()->job_id() == 0) return simple(fb::Outcome::BadRequest, "prolog: no job id");
+  auto r = ctx.manager->prolog(specOf(*req->job()));
+  if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
+  FlatBufferBuilder fbb(1024);
+  auto info = jobInfo(fbb, *r);
+  return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobInfo, info.Union()));
+}
+
+std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest* req) {
+  if (req->job_id() == 0) return simple(fb::Outcome::BadRequest, "epilog: no job id");
+  auto s = ctx.manager->epilog(req->job_id());
+  if (!s.ok()) return simple(fb::Outcome::NodeFault, s.error().message());
+  return simple(fb::Outcome::Ok, "");
+}
+
+std::vector<uint8_t> onStatus(const HandlerContext& ctx) {
+  auto st = ctx.manager->stats();
+  FlatBufferBuilder fbb(1024);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> errors;
+  for (const auto& e : st.last_errors) errors.push_back(fbb.CreateString(e));
+  auto info = fb::CreateStatusInfoDirect(fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns,
+                                         static_cast<uint32_t>(st.jobs), static_cast<uint32_t>(st.devices_total),
+                                         static_cast<uint32_t>(st.devices_in_use),
+                                         ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors);
+  return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo, info.Union()));
+}
+
+std::vector<uint8_t> onJobs(const HandlerContext& ctx, const Caller& caller) {
+  FlatBufferBuilder fbb(4096);
+  std::vector<flatbuffers::Offset<fb::JobInfo>> jobs;
+  for (const auto& r : ctx.manager->jobs())
+    if (isAdmin(ctx, caller) || r.spec.uid == caller.uid) jobs.push_back(jobInfo(fbb, r));
+  auto list = fb::CreateJobListDirect(fbb, &jobs);
+  return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobList, list.Union()));
+}
+
+std::vector<uint8_t> onJob(const HandlerContext& ctx, const Caller& caller, uint32_t job_id) {
+  auto r = ctx.manager->job(job_id);
+  // Another user's job reads as absent: existence of others' jobs is not leaked.
+  if (!r || (!isAdmin(ctx, caller) && r->spec.uid != caller.uid))
+    return simple(fb::Outcome::NotFound, "job " + std::to_string(job_id) + " has nothing on this node");
+  FlatBufferBuilder fbb(1024);
+  auto info = jobInfo(fbb, *r);
+  return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobInfo, info.Union()));
+}
+
+std::vector<uint8_t> statusReply(const Status& s) {
+  if (s.ok()) return simple(fb::Outcome::Ok, "");
+  return simple(s.error().code() == ErrorCode::kNotFound ? fb::Outcome::NotFound : fb::Outcome::NodeFault,
+                s.error().message());
+}
+
+std::vector<uint8_t> onTask(const HandlerContext& ctx, const fb::TaskRequest* t) {
+  if (t->job_id() == 0 || t->pid() <= 0) return simple(fb::Outcome::BadRequest, "task: no job id or pid");
+  if (t->kind() == fb::TaskEventKind::Started)
+    return statusReply(ctx.manager->taskStarted(t->job_id(), agent::TaskRef{t->step_id(), t->pid(), t->start_ticks()}));
+  return statusReply(ctx.manager->taskExited(t->job_id(), t->pid()));
+}
+
+std::vector<uint8_t> onStep(const HandlerContext& ctx, const fb::StepRequest* st) {
+  if (st->job_id() == 0) return simple(fb::Outcome::BadRequest, "step: no job id");
+  if (st->kind() == fb::StepEventKind::Started) return statusReply(ctx.manager->stepStarted(st->job_id(), st->step_id()));
+  return statusReply(ctx.manager->stepEnded(st->job_id(), st->step_id()));
+}
+
+}  // namespace
+
+std::vector<uint8_t> errorReply(uint8_t outcome, const std::string& message) {
+  return simple(static_cast<fb::Outcome>(outcome), message);
+}
+
+std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& caller,
+                                   std::span<const uint8_t> bytes) {
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = 16;
+  opts.max_tables = 4096;
+  flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
+  if (!fb::VerifyRequestBuffer(v)) return simple(fb::Outcome::BadRequest, "request failed verification");
+  const auto* req = fb::GetRequest(bytes.data());
+  if (req->version() != 1)
+    return simple(fb::Outcome::BadRequest, "unsupported request version " + std::to_string(req->version()));
+  switch (req->body_type()) {
+    case fb::RequestBody::PrologRequest:
+      if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "prolog needs root or SlurmUser");
+      return onProlog(ctx, req->body_as_PrologRequest());
+    case fb::RequestBody::EpilogRequest:
+      if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "epilog needs root or SlurmUser");
+      return onEpilog(ctx, req->body_as_EpilogRequest());
+    case fb::RequestBody::StatusRequest: return onStatus(ctx);
+    case fb::RequestBody::JobsRequest: return onJobs(ctx, caller);
+    case fb::RequestBody::JobRequest: return onJob(ctx, caller, req->body_as_JobRequest()->job_id());
+    case fb::RequestBody::TaskRequest:
+      if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "task reports come from slurmstepd");
+      return onTask(ctx, req->body_as_TaskRequest());
+    case fb::RequestBody::StepRequest:
+      if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "step reports come from slurmstepd");
+      return onStep(ctx, req->body_as_StepRequest());
+    case fb::RequestBody::NONE: break;
+  }
+  return simple(fb::Outcome::BadRequest, "unknown request kind");
+}
+
+}  // namespace accel::agentd

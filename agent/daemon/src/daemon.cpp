@@ -1,0 +1,249 @@
+#include "accel/agentd/daemon.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "accel/agent/job_dir_step.h"
+#include "accel/agentd/inventory_builder.h"
+#include "accel/agentd/notify.h"
+#include "accel/common/log.h"
+#include "accel/common/safe_file.h"
+#include "accel/schemas/control_generated.h"
+
+namespace accel::agentd {
+namespace {
+
+using namespace std::chrono_literals;
+
+int64_t realtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string shortHostname() {
+  utsname u{};
+  if (uname(&u) != 0) return "unknown";
+  std::string h = u.nodename;
+  return h.substr(0, h.find('.'));
+}
+
+Result<uid_t> uidOf(const std::string& user) {
+  passwd pw{};
+  passwd* out = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &out) != 0 || out == nullptr)
+    return Error(ErrorCode::kNotFound, "SlurmUser '" + user + "' is not a known user");
+  return out->pw_uid;
+}
+
+log::Level levelOf(AccelConfig::LogLevel l) {
+  switch (l) {
+    case AccelConfig::LogLevel::kError: return log::Level::kError;
+    case AccelConfig::LogLevel::kWarning: return log::Level::kWarning;
+    case AccelConfig::LogLevel::kInfo: return log::Level::kInfo;
+    case AccelConfig::LogLevel::kDebug: return log::Level::kDebug;
+  }
+  return log::Level::kInfo;
+}
+
+Status addToEpoll(int epfd, int fd) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) return sysError("epoll_ctl", errno);
+  return okStatus();
+}
+
+}  // namespace
+
+Result<agent::Inventory> Daemon::loadInventory(const AccelConfig& config) const {
+  std::string xml = options_.topology_xml.value_or(config.topology_file.value_or(""));
+  auto inv = agentd::loadInventory(xml);
+  if (!inv.ok()) return inv.error().context("topology");
+  return inv;
+}
+
+Daemon::~Daemon() {
+  for (int fd : {epoll_fd_, signal_fd_, timer_fd_})
+    if (fd >= 0) close(fd);
+}
+
+Status Daemon::start() {
+  auto config = loadAccelConfig(options_.config_path);
+  ACCEL_TRY(config);
+  config_ = *config;
+  log::setLevel(levelOf(config_.log_level));
+  auto slurm_uid = uidOf(config_.slurm_user);
+  ACCEL_TRY(slurm_uid);
+
+  auto inventory = loadInventory(config_);
+  ACCEL_TRY(inventory);
+
+  // The run directory is traversable by job users (their job directories
+  // live below it); the state directory is root's alone.
+  ACCEL_TRY(makeDirectory(config_.run_dir, 0755).context("run directory"));
+  ACCEL_TRY(makeDirectory(config_.run_dir + "/jobs", 0755).context("run directory"));
+  std::vector<std::unique_ptr<agent::JobStep>> steps;
+  steps.push_back(std::make_unique<agent::JobDirStep>(config_.run_dir + "/jobs"));
+  manager_ = std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
+                                                 std::move(*inventory), std::move(steps), realtimeNs);
+  auto recovered = manager_->recover();
+  ACCEL_TRY(recovered.ok() ? okStatus() : Status(recovered.error().context("recovering jobs")));
+  for (const auto& p : recovered->problems) log::warning("start: recovery: " + p);
+  log::info("start: jobs re-adopted " + std::to_string(recovered->adopted) + ", prologs rolled back " +
+            std::to_string(recovered->rolled_back) + ", epilogs finished " + std::to_string(recovered->cleaned));
+
+  ctx_ = HandlerContext{manager_.get(), *slurm_uid, shortHostname(), ACCEL_VERSION, options_.config_path,
+                        realtimeNs()};
+
+  // Anyone may connect; what a caller may do is decided per request from
+  // its kernel-reported uid.
+  auto listener = ipc::listenControl(config_.control_socket, 0666);
+  ACCEL_TRY(listener.ok() ? okStatus() : Status(listener.error().context("control socket")));
+  listener_ = std::move(*listener);
+
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
+  // Block in every thread (workers inherit the mask) so only signalfd sees them.
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  signal_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (signal_fd_ < 0 || epoll_fd_ < 0) return sysError("signalfd/epoll", errno);
+  ACCEL_TRY(addToEpoll(epoll_fd_, listener_.fd()));
+  ACCEL_TRY(addToEpoll(epoll_fd_, signal_fd_));
+
+  auto wd = notify::watchdogInterval();
+  if (wd.count() > 0) {
+    timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (timer_fd_ < 0) return sysError("timerfd", errno);
+    itimerspec its{};
+    its.it_interval.tv_sec = wd.count() / 1'000'000;
+    its.it_interval.tv_nsec = (wd.count() % 1'000'000) * 1000;
+    its.it_value = its.it_interval;
+    timerfd_settime(timer_fd_, 0, &its, nullptr);
+    ACCEL_TRY(addToEpoll(epoll_fd_, timer_fd_));
+  }
+  auto st = manager_->stats();
+  log::info("start: ready on " + config_.control_socket + " with " + std::to_string(st.devices_total) +
+            " accelerator(s) from " + manager_->inventorySource());
+  notify::ready("ready: " + std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
+                std::to_string(st.devices_total) + " devices in use");
+  return okStatus();
+}
+
+void Daemon::publishStatus() {
+  auto st = manager_->stats();
+  notify::status(std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
+                 std::to_string(st.devices_total) + " devices in use" +
+                 (st.last_errors.empty() ? "" : "; last error: " + st.last_errors.back()));
+}
+
+void Daemon::serve(ipc::Socket conn) {
+  auto cred = ipc::peerCred(conn);
+  auto msg = ipc::recvMessage(conn, 2s);
+  if (cred.ok() && msg.ok()) {
+    auto reply = handleRequest(ctx_, Caller{cred->uid, cred->pid}, *msg);
+    auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), 2s);
+    if (!sent.ok()) log::warning("control: reply to pid " + std::to_string(cred->pid) + ": " + sent.error().message());
+    publishStatus();
+  } else if (!msg.ok() && msg.error().code() == ErrorCode::kInvalidArgument) {
+    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), msg.error().message());
+    (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
+    log::warning("control: refused a request: " + msg.error().message());
+  }
+  std::lock_guard<std::mutex> g(drain_mu_);
+  if (--in_flight_ == 0) drained_.notify_all();
+}
+
+void Daemon::onAccept() {
+  for (;;) {
+    auto conn = ipc::acceptControl(listener_);
+    if (!conn.ok()) {
+      if (conn.error().code() != ErrorCode::kUnavailable) log::warning("control: " + conn.error().message());
+      return;
+    }
+    if (in_flight_.load() >= kMaxInFlight) {
+      auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy), "accel-agentd is busy");
+      (void)ipc::sendMessage(*conn, reply.data(), reply.size(), 10ms);
+      continue;
+    }
+    ++in_flight_;
+    std::thread(&Daemon::serve, this, std::move(*conn)).detach();
+  }
+}
+
+void Daemon::reload() {
+  notify::reloading();
+  auto config = loadAccelConfig(options_.config_path);
+  if (!config.ok()) {
+    log::error("reload: config not changed: " + config.error().message());
+  } else {
+    auto inventory = loadInventory(*config);
+    if (!inventory.ok()) {
+      log::error("reload: topology not changed: " + inventory.error().message());
+    } else {
+      // Paths (socket, run dir) keep their start-up values; a restart changes them.
+      config_.log_level = config->log_level;
+      config_.hook_timeout = config->hook_timeout;
+      log::setLevel(levelOf(config_.log_level));
+      manager_->replaceInventory(std::move(*inventory));
+      log::info("reload: config and topology reloaded; jobs kept");
+    }
+  }
+  publishStatus();
+  notify::ready("reloaded");
+}
+
+void Daemon::drain() {
+  std::unique_lock<std::mutex> g(drain_mu_);
+  if (!drained_.wait_for(g, 30s, [this] { return in_flight_.load() == 0; }))
+    log::warning("stop: requests still in flight after 30 s; exiting anyway");
+}
+
+int Daemon::run() {
+  for (;;) {
+    epoll_event events[8];
+    int n = epoll_wait(epoll_fd_, events, 8, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      log::error(std::string("loop: epoll_wait: ") + std::strerror(errno));
+      return 1;
+    }
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == listener_.fd()) {
+        onAccept();
+      } else if (fd == timer_fd_) {
+        uint64_t ticks = 0;
+        (void)!read(timer_fd_, &ticks, sizeof(ticks));
+        notify::watchdog();
+      } else if (fd == signal_fd_) {
+        signalfd_siginfo si{};
+        while (read(signal_fd_, &si, sizeof(si)) == sizeof(si)) {
+          if (si.ssi_signo == SIGHUP) { reload(); continue; }
+          notify::stopping();
+          log::info("stop: signal " + std::to_string(si.ssi_signo) + "; jobs stay recorded for the next start");
+          epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listener_.fd(), nullptr);
+          listener_ = ipc::Socket();
+          drain();
+          return 0;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace accel::agentd

@@ -1,0 +1,66 @@
+// accel-agentd: parses flags and runs the daemon; nothing else lives here.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "accel/agentd/daemon.h"
+#include "accel/common/config.h"
+#include "accel/common/log.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: accel-agentd [--config FILE] [--topology XML]\n"
+    "\n"
+    "The accel-agent node daemon. Runs in the foreground (systemd Type=notify).\n"
+    "  --config FILE    accel.conf to use (default: accel.conf beside slurm.conf,\n"
+    "                   found through SLURM_CONF)\n"
+    "  --topology XML   read the node's topology from this hwloc XML file instead\n"
+    "                   of the live system (overrides TopologyFile)\n"
+    "  --version        print the version and exit\n";
+
+int usageError(const std::string& what) {
+  std::fprintf(stderr, "accel-agentd: %s\n%s", what.c_str(), kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  accel::log::init("accel-agentd", accel::log::Level::kInfo);
+  accel::agentd::DaemonOptions opts;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)flag;
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") { std::fputs(kUsage, stdout); return 0; }
+    if (a == "--version") { std::printf("accel-agentd %s\n", ACCEL_VERSION); return 0; }
+    if (a == "--config") {
+      const char* v = value("--config");
+      if (v == nullptr) return usageError("--config needs a file");
+      opts.config_path = v;
+    } else if (a == "--topology") {
+      const char* v = value("--topology");
+      if (v == nullptr) return usageError("--topology needs a file");
+      opts.topology_xml = v;
+    } else {
+      return usageError("unknown argument '" + a + "'");
+    }
+  }
+  if (opts.config_path.empty()) {
+    auto p = accel::defaultConfigPath(std::getenv("SLURM_CONF"), accel::kAccelConfName);
+    if (!p.ok()) { accel::log::error("start: " + p.error().message()); return 1; }
+    opts.config_path = *p;
+  }
+  accel::agentd::Daemon daemon(opts);
+  auto started = daemon.start();
+  if (!started.ok()) {
+    accel::log::error("start: " + started.error().message() + "; not started");
+    return 1;
+  }
+  return daemon.run();
+}

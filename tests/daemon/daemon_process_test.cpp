@@ -1,0 +1,221 @@
+// accel-agentd and accelctl as slurmd runs them: whole processes, real socket.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <future>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "accel/common/safe_file.h"
+#include "accel/ipc/control_socket.h"
+#include "accel/schemas/control_generated.h"
+#include "process_harness.h"
+
+namespace accel::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+class DaemonProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(geteuid(), 0u) << "these tests play slurmd and ordinary users: run them as root";
+  }
+  void startOrFail() { ASSERT_TRUE(h_.start()) << h_.startError(); }
+  bool exists(const std::string& p) { struct stat st {}; return lstat(p.c_str(), &st) == 0; }
+  json jobs() {
+    auto r = h_.ctl({"jobs", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out.empty() ? "[]" : r.out);
+  }
+  AgentHarness h_;
+};
+
+TEST_F(DaemonProcessTest, ReadyStatusAndCleanStop) {
+  startOrFail();
+  auto st = h_.ctl({"status", "--json"});
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  auto j = json::parse(st.out);
+  EXPECT_EQ(j["devices_total"], 4);  // ipa20 has four GPUs
+  EXPECT_EQ(j["jobs"], 0);
+  EXPECT_EQ(h_.terminate(), 0);
+}
+
+TEST_F(DaemonProcessTest, PrologMakesTheJobReadyAndEpilogRemovesEverything) {
+  startOrFail();
+  auto p = h_.ctl({"prolog"}, AgentHarness::jobEnv(1001, 4242, "1,2"));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const std::string dir = h_.runDir() + "/jobs/1001";
+  struct stat st {};
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 4242u);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  auto list = jobs();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["job_id"], 1001);
+  EXPECT_EQ(list[0]["state"], "Ready");
+  EXPECT_EQ(list[0]["env"]["ACCEL_JOB_DIR"], dir);
+  EXPECT_FALSE(list[0]["env"]["ACCEL_DEVICES"].get<std::string>().empty());
+  auto e = h_.ctl({"epilog"}, AgentHarness::jobEnv(1001, 4242));
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_FALSE(exists(dir));
+  EXPECT_TRUE(jobs().empty());
+}
+
+TEST_F(DaemonProcessTest, KillNineBetweenPrologAndEpilogLosesNothing) {
+  startOrFail();
+  ASSERT_EQ(h_.ctl({"prolog"}, AgentHarness::jobEnv(2001, 4242, "0")).exit_code, 0);
+  h_.kill9();
+  EXPECT_EQ(h_.ctl({"status"}).exit_code, 3);  // down: said so, with its own exit code
+  startOrFail();
+  auto list = jobs();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["state"], "Ready");
+  // The re-adopted job still holds its GPU.
+  auto clash = h_.ctl({"prolog"}, AgentHarness::jobEnv(2002, 4242, "0"));
+  EXPECT_EQ(clash.exit_code, 1) << clash.err;
+  ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(2001, 4242)).exit_code, 0);
+  EXPECT_FALSE(exists(h_.runDir() + "/jobs/2001"));
+  EXPECT_TRUE(jobs().empty());
+}
+
+TEST_F(DaemonProcessTest, EightPrologsAtOnceAllSucceed) {
+  startOrFail();
+  std::vector<std::future<RunResult>> runs;
+  for (uint32_t i = 0; i < 8; ++i)
+    runs.push_back(std::async(std::launch::async, [this, i] {
+      return h_.ctl({"prolog"}, AgentHarness::jobEnv(3000 + i, 4242, i < 4 ? std::to_string(i) : ""));
+    }));
+  for (auto& r : runs) {
+    auto res = r.get();
+    EXPECT_EQ(res.exit_code, 0) << res.err;
+  }
+  EXPECT_EQ(jobs().size(), 8u);
+}
+
+TEST_F(DaemonProcessTest, EpilogOfUnknownJobAndEpilogTwiceSucceed) {
+  startOrFail();
+  EXPECT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(4001, 4242)).exit_code, 0);
+  ASSERT_EQ(h_.ctl({"prolog"}, AgentHarness::jobEnv(4002, 4242)).exit_code, 0);
+  EXPECT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(4002, 4242)).exit_code, 0);
+  EXPECT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(4002, 4242)).exit_code, 0);
+}
+
+TEST_F(DaemonProcessTest, OrdinaryUserIsRefusedAndChangesNothing) {
+  startOrFail();
+  ASSERT_EQ(h_.ctl({"prolog"}, AgentHarness::jobEnv(5001, 4242)).exit_code, 0);
+  auto p = h_.ctl({"prolog"}, AgentHarness::jobEnv(5002, 65534), 65534);
+  EXPECT_EQ(p.exit_code, 4) << p.err;
+  auto e = h_.ctl({"epilog"}, AgentHarness::jobEnv(5001, 65534), 65534);
+  EXPECT_EQ(e.exit_code, 4) << e.err;
+  auto list = jobs();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["job_id"], 5001);
+  // A user sees only its own jobs.
+  auto theirs = h_.ctl({"jobs", "--json"}, {}, 65534);
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  EXPECT_TRUE(json::parse(theirs.out).empty());
+  EXPECT_EQ(h_.ctl({"job", "5001"}, {}, 65534).exit_code, 5);
+  EXPECT_EQ(h_.ctl({"job", "5001"}, {}, 4242).exit_code, 0);
+}
+
+TEST_F(DaemonProcessTest, HostileBytesOnTheSocketAreRefusedAndTheDaemonStaysUp) {
+  startOrFail();
+  std::mt19937 rng(99);
+  for (int i = 0; i < 50; ++i) {
+    std::vector<uint8_t> junk(1 + rng() % 300);
+    for (auto& c : junk) c = static_cast<uint8_t>(rng());
+    auto reply = ipc::call(h_.socketPath(), junk.data(), junk.size(), 2s);
+    ASSERT_TRUE(reply.ok()) << reply.error().message();
+    EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(reply->data())->outcome(), control::Outcome::BadRequest);
+  }
+  // Oversize: sent raw, past the cap.
+  auto conn = ipc::connectControl(h_.socketPath());
+  ASSERT_TRUE(conn.ok());
+  int size = 1 << 20;
+  setsockopt(conn->fd(), SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  std::vector<uint8_t> big(ipc::kMaxMessageBytes * 2, 0x41);
+  ASSERT_EQ(send(conn->fd(), big.data(), big.size(), 0), static_cast<ssize_t>(big.size()));
+  auto over = ipc::recvMessage(*conn, 2s);
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(over->data())->outcome(), control::Outcome::BadRequest);
+  // A client that connects and says nothing is dropped without harm.
+  auto silent = ipc::connectControl(h_.socketPath());
+  ASSERT_TRUE(silent.ok());
+  // A truncated valid request.
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::StatusRequest,
+                                    control::CreateStatusRequest(fbb).Union()), control::RequestIdentifier());
+  auto cut = ipc::call(h_.socketPath(), fbb.GetBufferPointer(), fbb.GetSize() / 2, 2s);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(cut->data())->outcome(), control::Outcome::BadRequest);
+  EXPECT_TRUE(h_.running());
+  EXPECT_EQ(h_.ctl({"status"}).exit_code, 0);
+}
+
+TEST_F(DaemonProcessTest, SymlinkAtSocketPathIsRefusedStaleSocketIsReplaced) {
+  const std::string victim = h_.dir() + "/victim";
+  ASSERT_TRUE(writeFileAtomic(victim, "keep", 0600).ok());
+  ASSERT_EQ(symlink(victim.c_str(), h_.socketPath().c_str()), 0);
+  EXPECT_FALSE(h_.start(3s));
+  EXPECT_NE(h_.startError().find("not a socket"), std::string::npos) << h_.startError();
+  EXPECT_EQ(*readFileNoFollow(victim), "keep");
+  ASSERT_EQ(unlink(h_.socketPath().c_str()), 0);
+  startOrFail();
+  h_.kill9();  // leaves a stale socket file behind
+  startOrFail();
+  EXPECT_EQ(h_.ctl({"status"}).exit_code, 0);
+}
+
+TEST_F(DaemonProcessTest, BadConfigStopsTheStartAndNamesFileLineKey) {
+  h_.writeConfig("LogLevel=loud\n");  // the harness writes 7 lines before this one
+  EXPECT_FALSE(h_.start(3s));
+  EXPECT_NE(h_.startError().find("accel.conf:8: key 'LogLevel'"), std::string::npos) << h_.startError();
+  EXPECT_FALSE(exists(h_.socketPath()));
+}
+
+TEST_F(DaemonProcessTest, DaemonDownFailsOnlyJobsThatNeedIt) {
+  auto plain = h_.ctl({"prolog"}, AgentHarness::jobEnv(6001, 4242));
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.err.find("continuing"), std::string::npos);
+  auto gpu = h_.ctl({"prolog"}, AgentHarness::jobEnv(6002, 4242, "0"));
+  EXPECT_EQ(gpu.exit_code, 1);
+  EXPECT_NE(gpu.err.find("not running"), std::string::npos) << gpu.err;
+  EXPECT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(6001, 4242)).exit_code, 0);
+}
+
+TEST_F(DaemonProcessTest, ReloadKeepsJobsAndBadReloadKeepsOldConfig) {
+  startOrFail();
+  ASSERT_EQ(h_.ctl({"prolog"}, AgentHarness::jobEnv(7001, 4242, "3")).exit_code, 0);
+  h_.writeConfig("LogLevel=debug\n");
+  h_.signal(SIGHUP);
+  ASSERT_TRUE(h_.waitNotify("READY=1", 5s));
+  EXPECT_EQ(jobs().size(), 1u);
+  h_.writeConfig("LogLevel=shouting\n");
+  h_.signal(SIGHUP);
+  ASSERT_TRUE(h_.waitNotify("READY=1", 5s));
+  EXPECT_TRUE(h_.running());
+  // accelctl reads the same file to find the socket, so it refuses it too.
+  EXPECT_EQ(h_.ctl({"jobs"}).exit_code, 2);
+  h_.writeConfig("");
+  EXPECT_EQ(jobs().size(), 1u);
+}
+
+TEST_F(DaemonProcessTest, HookWithoutSlurmEnvironmentIsAUsageError) {
+  startOrFail();
+  auto r = h_.ctl({"prolog"}, {});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("SLURM_JOB_ID"), std::string::npos);
+  auto bad = h_.ctl({"prolog"}, {{"SLURM_JOB_ID", "12x"}, {"SLURM_JOB_UID", "0"}});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(jobs().empty());
+}
+
+}  // namespace
+}  // namespace accel::testing

@@ -1,0 +1,58 @@
+#pragma once
+// Runs the real accel-agentd and accelctl binaries for whole-process tests.
+// The daemon gets a private config, socket and directories in a temp dir;
+// its READY=1 is received on a NOTIFY_SOCKET the harness owns, exactly as
+// systemd would receive it.
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace accel::testing {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class AgentHarness {
+ public:
+  AgentHarness();   // makes the temp dir and a default accel.conf
+  ~AgentHarness();  // kills the daemon if running, removes the temp dir
+
+  const std::string& dir() const { return dir_; }
+  std::string configPath() const { return dir_ + "/accel.conf"; }
+  std::string socketPath() const { return dir_ + "/control.sock"; }
+  std::string runDir() const { return dir_ + "/run"; }
+  void writeConfig(const std::string& extra_lines);
+
+  // Starts the daemon; true once it said READY=1 (within `timeout`).
+  // On failure `startError()` holds what it printed.
+  bool start(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  const std::string& startError() const { return start_error_; }
+  void kill9();
+  int terminate();  // SIGTERM, waits, returns the exit status
+  void signal(int sig);
+  bool running();
+  pid_t pid() const { return pid_; }
+  // Waits for a notify message containing `text` (e.g. "READY=1").
+  bool waitNotify(const std::string& text, std::chrono::milliseconds timeout);
+
+  // Runs accelctl with exactly `env` (plus PATH) as `uid`.
+  RunResult ctl(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
+                uid_t uid = 0);
+  // Slurm-like prolog/epilog environment for a job.
+  static std::map<std::string, std::string> jobEnv(uint32_t job_id, uid_t uid, const std::string& gpus = "");
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+  int notify_fd_ = -1;
+  std::string log_path_;
+  std::string start_error_;
+};
+
+}  // namespace accel::testing

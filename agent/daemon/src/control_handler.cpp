@@ -45,7 +45,8 @@ flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord
   std::vector<flatbuffers::Offset<fb::EnvVar>> env;
   for (const auto& [k, v] : r.env) env.push_back(fb::CreateEnvVarDirect(fbb, k.c_str(), v.c_str()));
   return fb::CreateJobInfoDirect(fbb, r.spec.job_id, r.spec.uid, r.spec.user.c_str(), stateOf(r.phase),
-                                 &devices, r.job_dir.c_str(), &env, r.prolog_started_ns, r.ready_ns);
+                                 &devices, r.job_dir.c_str(), &env, r.prolog_started_ns, r.ready_ns,
+                                 r.last_error.c_str());
 }
 
 agent::JobRequestSpec specOf(const fb::JobSpec& j) {

@@ -109,6 +109,11 @@ TEST_F(ControlHandlerTest, NodeFaultAndUserErrorAreTold) {
   EXPECT_EQ(call(0, prolog(60, 1000, "0"))->outcome(), fb::Outcome::Ok);
   EXPECT_EQ(call(0, prolog(61, 1000, "0"))->outcome(), fb::Outcome::NodeFault);  // GPU held
   EXPECT_EQ(call(0, prolog(62, 1000, "0,"))->outcome(), fb::Outcome::UserError);
+  // The failed job stays visible with its reason, for the job's tasks to report.
+  auto* failed = call(0, simple(fb::RequestBody::JobRequest, 62))->body_as_JobInfo();
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->state(), fb::JobState::Failed);
+  EXPECT_NE(failed->last_error()->str().find("bad GPU list"), std::string::npos);
 }
 
 TEST_F(ControlHandlerTest, GarbageTruncatedAndEmptyRequestsAreBadRequests) {

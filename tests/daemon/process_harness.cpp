@@ -29,7 +29,7 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-AgentHarness::AgentHarness() {
+AgentHarness::AgentHarness(HarnessPaths paths) : paths_(std::move(paths)) {
   char tmpl[] = "/tmp/accel-agentd-test-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -51,7 +51,7 @@ void AgentHarness::writeConfig(const std::string& extra) {
     << "StateDir=" << dir_ << "/state\n"
     << "RunDir=" << runDir() << "\n"
     << "SlurmUser=root\n"
-    << "TopologyFile=" << ACCEL_HW_MOCK_DIR << "/topologies/ipa20.xml\n"
+    << "TopologyFile=" << paths_.topology_xml << "\n"
     << "HookTimeout=5\n"
     << extra;
 }
@@ -72,7 +72,7 @@ bool AgentHarness::start(std::chrono::milliseconds timeout) {
     dup2(log, STDOUT_FILENO);
     setenv("NOTIFY_SOCKET", (dir_ + "/notify.sock").c_str(), 1);
     unsetenv("JOURNAL_STREAM");
-    execl(ACCEL_AGENTD, ACCEL_AGENTD, "--config", configPath().c_str(), nullptr);
+    execl(paths_.agentd.c_str(), paths_.agentd.c_str(), "--config", configPath().c_str(), nullptr);
     _exit(127);
   }
   if (waitNotify("READY=1", timeout)) return true;
@@ -132,13 +132,13 @@ RunResult AgentHarness::ctl(const std::vector<std::string>& args, const std::map
     setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     if (uid != 0 && (setgid(uid) != 0 || setuid(uid) != 0)) _exit(126);
-    std::vector<char*> argv{const_cast<char*>(ACCEL_ACCELCTL)};
+    std::vector<char*> argv{paths_.accelctl.data()};
     std::string config = configPath();
     argv.push_back(const_cast<char*>("--config"));
     argv.push_back(config.data());
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(ACCEL_ACCELCTL, argv.data());
+    execv(paths_.accelctl.c_str(), argv.data());
     _exit(127);
   }
   int status = 0;

@@ -18,9 +18,16 @@ struct RunResult {
   std::string err;
 };
 
+// Where the binaries and the topology come from.
+struct HarnessPaths {
+  std::string agentd;
+  std::string accelctl;
+  std::string topology_xml;
+};
+
 class AgentHarness {
  public:
-  AgentHarness();   // makes the temp dir and a default accel.conf
+  explicit AgentHarness(HarnessPaths paths);  // makes the temp dir and a default accel.conf
   ~AgentHarness();  // kills the daemon if running, removes the temp dir
 
   const std::string& dir() const { return dir_; }
@@ -48,6 +55,7 @@ class AgentHarness {
   static std::map<std::string, std::string> jobEnv(uint32_t job_id, uid_t uid, const std::string& gpus = "");
 
  private:
+  HarnessPaths paths_;
   std::string dir_;
   pid_t pid_ = -1;
   int notify_fd_ = -1;

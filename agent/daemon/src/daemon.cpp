@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
@@ -75,7 +76,7 @@ Result<agent::Inventory> Daemon::loadInventory(const AccelConfig& config) const 
 }
 
 Daemon::~Daemon() {
-  for (int fd : {epoll_fd_, signal_fd_, timer_fd_})
+  for (int fd : {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_})
     if (fd >= 0) close(fd);
 }
 
@@ -124,6 +125,11 @@ Status Daemon::start() {
   if (signal_fd_ < 0 || epoll_fd_ < 0) return sysError("signalfd/epoll", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, listener_.fd()));
   ACCEL_TRY(addToEpoll(epoll_fd_, signal_fd_));
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  status_timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (wake_fd_ < 0 || status_timer_fd_ < 0) return sysError("eventfd/timerfd", errno);
+  ACCEL_TRY(addToEpoll(epoll_fd_, wake_fd_));
+  ACCEL_TRY(addToEpoll(epoll_fd_, status_timer_fd_));
 
   auto wd = notify::watchdogInterval();
   if (wd.count() > 0) {
@@ -144,7 +150,29 @@ Status Daemon::start() {
   return okStatus();
 }
 
+void Daemon::armStatusTimer(std::chrono::nanoseconds after) {
+  itimerspec its{};
+  auto ns = std::max<int64_t>(after.count(), 1);
+  its.it_value.tv_sec = ns / 1'000'000'000;
+  its.it_value.tv_nsec = ns % 1'000'000'000;
+  timerfd_settime(status_timer_fd_, 0, &its, nullptr);
+  status_timer_armed_ = true;
+}
+
+// Called in the loop when a worker changed something: publish now if the
+// last update is a second old, else once that second is up.
+void Daemon::onStatusDirty() {
+  uint64_t n = 0;
+  (void)!read(wake_fd_, &n, sizeof n);
+  if (status_timer_armed_) return;
+  auto since = std::chrono::steady_clock::now() - last_status_;
+  if (since >= 1s) publishStatus();
+  else armStatusTimer(1s - since);
+}
+
 void Daemon::publishStatus() {
+  status_timer_armed_ = false;
+  last_status_ = std::chrono::steady_clock::now();
   auto st = manager_->stats();
   notify::status(std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
                  std::to_string(st.devices_total) + " devices in use" +
@@ -158,7 +186,8 @@ void Daemon::serve(ipc::Socket conn) {
     auto reply = handleRequest(ctx_, Caller{cred->uid, cred->pid}, *msg);
     auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), 2s);
     if (!sent.ok()) log::warning("control: reply to pid " + std::to_string(cred->pid) + ": " + sent.error().message());
-    publishStatus();
+    uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof one);
   } else if (!msg.ok() && msg.error().code() == ErrorCode::kInvalidArgument) {
     auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), msg.error().message());
     (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
@@ -226,6 +255,12 @@ int Daemon::run() {
       int fd = events[i].data.fd;
       if (fd == listener_.fd()) {
         onAccept();
+      } else if (fd == wake_fd_) {
+        onStatusDirty();
+      } else if (fd == status_timer_fd_) {
+        uint64_t ticks = 0;
+        (void)!read(status_timer_fd_, &ticks, sizeof(ticks));
+        publishStatus();
       } else if (fd == timer_fd_) {
         uint64_t ticks = 0;
         (void)!read(timer_fd_, &ticks, sizeof(ticks));

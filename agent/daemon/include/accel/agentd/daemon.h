@@ -6,6 +6,7 @@
 // Each accepted connection is served on its own short-lived thread, bounded
 // in number, so a slow vendor call in one job's prolog never delays another.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,8 @@ class Daemon {
   void reload();
   void drain();
   void publishStatus();
+  void onStatusDirty();
+  void armStatusTimer(std::chrono::nanoseconds after);
 
   DaemonOptions options_;
   AccelConfig config_;
@@ -52,7 +55,14 @@ class Daemon {
   ipc::Socket listener_;
   int epoll_fd_ = -1;
   int signal_fd_ = -1;
-  int timer_fd_ = -1;
+  int timer_fd_ = -1;         // watchdog pings, when systemd asked for them
+  // STATUS= updates are coalesced: workers poke wake_fd_, the loop publishes
+  // at most once a second. sd_notify can block when the manager reads its
+  // socket slowly; it must never stall a prolog.
+  int wake_fd_ = -1;
+  int status_timer_fd_ = -1;
+  bool status_timer_armed_ = false;
+  std::chrono::steady_clock::time_point last_status_{};
   std::atomic<int> in_flight_{0};
   std::mutex drain_mu_;
   std::condition_variable drained_;

@@ -1,0 +1,175 @@
+// Prolog/epilog latency as slurmd sees it: whole processes, spawned and
+// waited for. Runs accel-agentd on a captured topology, then times
+//   - accelctl prolog and accelctl epilog, one job at a time;
+//   - 8 prologs at once (slurmd runs different jobs' prologs concurrently);
+//   - a naive shell prolog/epilog (lstopo + job file) as the baseline;
+// and reports the daemon's resident memory and its CPU use while idle.
+// Output: one JSON object on stdout. Not a test: it asserts nothing.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "process_harness.h"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+struct Args {
+  std::string agentd, accelctl, topology, baseline_dir;
+  int iterations = 500;
+  int baseline_iterations = 50;
+  int idle_seconds = 10;
+};
+
+// Spawns argv with exactly `env`, output to /dev/null; returns microseconds to exit.
+double timedRun(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, int* status) {
+  std::vector<std::string> envs;
+  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
+  envs.push_back("PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+  std::vector<char*> a, e;
+  for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  for (auto& s : envs) e.push_back(s.data());
+  e.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, getenv("BENCH_STDERR") ? getenv("BENCH_STDERR") : "/dev/null", O_WRONLY | O_APPEND | O_CREAT, 0600);
+  auto t0 = Clock::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, a[0], &fa, nullptr, a.data(), e.data()) != 0) { *status = -1; return 0; }
+  waitpid(pid, status, 0);
+  auto t1 = Clock::now();
+  posix_spawn_file_actions_destroy(&fa);
+  return std::chrono::duration<double, std::micro>(t1 - t0).count();
+}
+
+json summary(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]; };
+  return {{"n", v.size()}, {"p50_us", at(0.5)}, {"p99_us", at(0.99)}, {"max_us", v.back()}};
+}
+
+std::map<std::string, std::string> jobEnv(uint32_t id) {
+  return {{"SLURM_JOB_ID", std::to_string(id)}, {"SLURM_JOB_UID", "4242"}, {"SLURM_JOB_GID", "4242"},
+          {"SLURM_JOB_USER", "bench"}, {"SLURMD_NODENAME", "bench"}};
+}
+
+long rssKb(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+double cpuSeconds(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(f)), {});
+  auto close = s.rfind(')');
+  std::vector<std::string> fields;
+  size_t pos = close + 2;
+  while (pos < s.size()) {
+    auto next = s.find(' ', pos);
+    fields.push_back(s.substr(pos, next - pos));
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  // utime and stime are fields 14 and 15 (1-based); fields[] starts at field 3.
+  return (std::stod(fields[11]) + std::stod(fields[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+json hookRuns(accel::testing::AgentHarness& h, const Args& a) {
+  std::vector<double> pro, epi;
+  std::vector<std::string> pro_argv{a.accelctl, "--config", h.configPath(), "prolog"};
+  std::vector<std::string> epi_argv{a.accelctl, "--config", h.configPath(), "epilog"};
+  std::atomic<int> failures{0};
+  for (int i = 0; i < a.iterations; ++i) {
+    int st = 0;
+    pro.push_back(timedRun(pro_argv, jobEnv(10000 + i), &st));
+    failures += st != 0;
+    epi.push_back(timedRun(epi_argv, jobEnv(10000 + i), &st));
+    failures += st != 0;
+  }
+  std::vector<double> concurrent;
+  for (int round = 0; round < a.iterations / 8; ++round) {
+    std::vector<std::thread> ts;
+    std::vector<double> lat(8);
+    for (int k = 0; k < 8; ++k)
+      ts.emplace_back([&, k] { int st = 0; lat[k] = timedRun(pro_argv, jobEnv(50000 + round * 8 + k), &st); failures += st != 0; });
+    for (auto& t : ts) t.join();
+    concurrent.insert(concurrent.end(), lat.begin(), lat.end());
+    for (int k = 0; k < 8; ++k) { int st = 0; timedRun(epi_argv, jobEnv(50000 + round * 8 + k), &st); }
+  }
+  return {{"prolog", summary(pro)}, {"epilog", summary(epi)}, {"prolog_8_concurrent", summary(concurrent)},
+          {"failures", failures.load()}};
+}
+
+json baselineRuns(const Args& a) {
+  std::vector<double> pro, epi;
+  int failures = 0;
+  for (int i = 0; i < a.baseline_iterations; ++i) {
+    auto env = jobEnv(20000 + i);
+    env["BASELINE_ROOT"] = a.baseline_dir;
+    int st = 0;
+    pro.push_back(timedRun({"/bin/sh", BENCH_DIR "/baseline_prolog.sh"}, env, &st));
+    failures += st != 0;
+    epi.push_back(timedRun({"/bin/sh", BENCH_DIR "/baseline_epilog.sh"}, env, &st));
+    failures += st != 0;
+  }
+  return {{"prolog", summary(pro)}, {"epilog", summary(epi)}, {"failures", failures}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--agentd") a.agentd = v;
+    else if (k == "--accelctl") a.accelctl = v;
+    else if (k == "--topology") a.topology = v;
+    else if (k == "--iterations") a.iterations = std::stoi(v);
+    else if (k == "--baseline-iterations") a.baseline_iterations = std::stoi(v);
+    else if (k == "--idle-seconds") a.idle_seconds = std::stoi(v);
+    else { std::fprintf(stderr, "hook_bench: unknown argument %s\n", k.c_str()); return 2; }
+  }
+  if (a.agentd.empty() || a.accelctl.empty() || a.topology.empty()) {
+    std::fprintf(stderr, "usage: hook_bench --agentd P --accelctl P --topology XML [--iterations N]\n");
+    return 2;
+  }
+  accel::testing::AgentHarness h({a.agentd, a.accelctl, a.topology});
+  a.baseline_dir = h.dir() + "/baseline";
+  mkdir(a.baseline_dir.c_str(), 0755);
+  mkdir((a.baseline_dir + "/jobs").c_str(), 0755);
+  if (!h.start()) { std::fprintf(stderr, "hook_bench: daemon did not start: %s\n", h.startError().c_str()); return 1; }
+  json out;
+  out["agent"] = hookRuns(h, a);
+  out["baseline"] = baselineRuns(a);
+  out["daemon_rss_kb"] = rssKb(h.pid());
+  double c0 = cpuSeconds(h.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(a.idle_seconds));
+  double c1 = cpuSeconds(h.pid());
+  out["idle_cpu_seconds"] = c1 - c0;
+  out["idle_window_seconds"] = a.idle_seconds;
+  std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}

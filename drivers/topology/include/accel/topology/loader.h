@@ -19,7 +19,9 @@ struct LoadOptions {
   // Live discovery only. hwloc's OpenCL component initialises every
   // vendor's OpenCL runtime (seconds on GPU nodes, and it touches the
   // devices); it is off unless asked for. Accelerators are found from PCI
-  // either way; this only adds opencl* OS device names.
+  // either way; this only adds opencl* OS device names. (The GL component
+  // and libpciaccess are never used live: the first can hang on headless
+  // nodes, the second adds only PCI names and leaks.)
   bool opencl = false;
 };
 

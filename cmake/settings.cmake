@@ -13,6 +13,15 @@ target_compile_definitions(accel_settings INTERFACE
 target_link_options(accel_settings INTERFACE -Wl,-z,relro -Wl,-z,now -Wl,--as-needed)
 set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 
+if(ACCEL_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "ACCEL_FUZZ needs clang: configure with CC=clang CXX=clang++")
+  endif()
+  # Every library is instrumented for coverage; the fuzz targets add the driver.
+  target_compile_options(accel_settings INTERFACE -fsanitize=fuzzer-no-link)
+  set(ACCEL_SANITIZE ON)
+endif()
+
 if(ACCEL_SANITIZE)
   target_compile_options(accel_settings INTERFACE
     -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)

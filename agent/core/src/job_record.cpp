@@ -1,6 +1,9 @@
 #include "accel/agent/job_record.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
 
 namespace accel::agent {
 
@@ -36,40 +39,113 @@ std::string encodeRecord(const JobRecord& r) {
   json tasks = json::array();
   for (const auto& t : r.tasks) tasks.push_back({t.step_id, t.pid, t.start_ticks});
   j["tasks"] = tasks;
-  return j.dump();
+  // Text was checked where it entered; replacing rather than throwing keeps
+  // one bad byte from ever costing the record.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
+
+namespace {
+
+// Strict readers: a field of the wrong type or out of range is an error,
+// never a silent cast (nlohmann's get<int>() on 1e79 is undefined).
+struct Reader {
+  const json& j;
+
+  template <typename T>
+  T integer(const char* key, std::optional<T> fallback = std::nullopt) const {
+    auto it = j.find(key);
+    if (it == j.end()) {
+      if (fallback) return *fallback;
+      throw std::invalid_argument(std::string("missing ") + key);
+    }
+    return checked<T>(*it, key);
+  }
+
+  template <typename T>
+  static T checked(const json& v, const char* what) {
+    if (v.is_number_unsigned()) {
+      auto u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) throw std::invalid_argument(std::string(what) + " out of range");
+      return static_cast<T>(u);
+    }
+    if (v.is_number_integer()) {
+      auto i = v.get<int64_t>();
+      if (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
+        throw std::invalid_argument(std::string(what) + " out of range");
+      return static_cast<T>(i);
+    }
+    throw std::invalid_argument(std::string(what) + " is not an integer");
+  }
+
+  std::string text(const char* key) const {
+    auto it = j.find(key);
+    if (it == j.end()) return "";
+    if (!it->is_string()) throw std::invalid_argument(std::string(key) + " is not a string");
+    return it->get<std::string>();
+  }
+
+  template <typename T>
+  std::vector<T> integers(const char* key) const {
+    std::vector<T> out;
+    auto it = j.find(key);
+    if (it == j.end()) return out;
+    if (!it->is_array()) throw std::invalid_argument(std::string(key) + " is not a list");
+    for (const auto& v : *it) out.push_back(checked<T>(v, key));
+    return out;
+  }
+
+  const json& list(const char* key) const {
+    static const json kEmpty = json::array();
+    auto it = j.find(key);
+    if (it == j.end()) return kEmpty;
+    if (!it->is_array()) throw std::invalid_argument(std::string(key) + " is not a list");
+    return *it;
+  }
+};
+
+std::string pairText(const json& v, size_t i) {
+  if (!v.is_array() || v.size() <= i || !v[i].is_string()) throw std::invalid_argument("env entry malformed");
+  return v[i].get<std::string>();
+}
+
+}  // namespace
 
 Result<JobRecord> decodeRecord(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Error(ErrorCode::kParse, "job record is not a JSON object");
   JobRecord r;
   try {
+    Reader in{j};
     auto& s = r.spec;
-    s.job_id = j.at("job_id").get<uint32_t>();
-    s.uid = j.at("uid").get<uid_t>();
-    s.gid = j.at("gid").get<gid_t>();
-    s.user = j.value("user", "");
-    s.partition = j.value("partition", "");
-    s.gpus = j.value("gpus", "");
-    s.ipus = j.value("ipus", 0u);
-    s.num_replicas = j.value("num_replicas", 0u);
-    s.ntasks = j.value("ntasks", 0u);
-    s.appliance_time_sec = j.value("appliance_time_sec", int64_t{-1});
-    s.appliance_signal = j.value("appliance_signal", 0);
-    s.appliance_signal_lead_sec = j.value("appliance_signal_lead_sec", 0u);
-    auto phase = parsePhase(j.at("phase").get<std::string>());
+    s.job_id = in.integer<uint32_t>("job_id");
+    s.uid = in.integer<uid_t>("uid");
+    s.gid = in.integer<gid_t>("gid");
+    s.user = in.text("user");
+    s.partition = in.text("partition");
+    s.gpus = in.text("gpus");
+    s.ipus = in.integer<uint32_t>("ipus", 0u);
+    s.num_replicas = in.integer<uint32_t>("num_replicas", 0u);
+    s.ntasks = in.integer<uint32_t>("ntasks", 0u);
+    s.appliance_time_sec = in.integer<int64_t>("appliance_time_sec", int64_t{-1});
+    s.appliance_signal = in.integer<int32_t>("appliance_signal", 0);
+    s.appliance_signal_lead_sec = in.integer<uint32_t>("appliance_signal_lead_sec", 0u);
+    auto phase = parsePhase(in.text("phase"));
     if (!phase) return Error(ErrorCode::kParse, "job record has an unknown phase");
     r.phase = *phase;
-    r.devices = j.value("devices", std::vector<uint32_t>{});
-    r.job_dir = j.value("job_dir", "");
-    for (const auto& kv : j.value("env", json::array())) r.env.emplace_back(kv.at(0), kv.at(1));
-    r.prolog_started_ns = j.value("prolog_started_ns", int64_t{0});
-    r.ready_ns = j.value("ready_ns", int64_t{0});
-    r.last_error = j.value("last_error", "");
-    r.steps = j.value("steps", std::vector<uint32_t>{});
-    for (const auto& t : j.value("tasks", json::array()))
-      r.tasks.push_back(TaskRef{t.at(0).get<uint32_t>(), t.at(1).get<int32_t>(), t.at(2).get<uint64_t>()});
-  } catch (const json::exception& e) {
+    r.devices = in.integers<uint32_t>("devices");
+    r.job_dir = in.text("job_dir");
+    for (const auto& kv : in.list("env")) r.env.emplace_back(pairText(kv, 0), pairText(kv, 1));
+    r.prolog_started_ns = in.integer<int64_t>("prolog_started_ns", int64_t{0});
+    r.ready_ns = in.integer<int64_t>("ready_ns", int64_t{0});
+    r.last_error = in.text("last_error");
+    r.steps = in.integers<uint32_t>("steps");
+    for (const auto& t : in.list("tasks")) {
+      if (!t.is_array() || t.size() != 3) throw std::invalid_argument("task entry malformed");
+      r.tasks.push_back(TaskRef{Reader::checked<uint32_t>(t[0], "task step"), Reader::checked<int32_t>(t[1], "task pid"),
+                                Reader::checked<uint64_t>(t[2], "task start")});
+    }
+  } catch (const std::exception& e) {
     return Error(ErrorCode::kParse, std::string("job record: ") + e.what());
   }
   return r;

@@ -101,7 +101,7 @@ int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, con
               {"started", timeText(s->started_ns())}, {"jobs", s->jobs()}, {"devices_total", s->devices_total()},
               {"devices_in_use", s->devices_in_use()}, {"topology", str(s->topology_source())},
               {"config", str(s->config_path())}, {"last_errors", errors}};
-    io.out(j.dump(2) + "\n");
+    io.out(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
     return kOk;
   }
   std::ostringstream o;
@@ -128,7 +128,7 @@ int verbJobs(const std::vector<std::string>& args, const GlobalOptions& g, const
   if (g.json) {
     json arr = json::array();
     for (const auto* j : jobs) arr.push_back(jobJson(j));
-    io.out(arr.dump(2) + "\n");
+    io.out(arr.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
     return kOk;
   }
   printJobsTable(jobs, io);
@@ -148,7 +148,7 @@ int verbJob(const std::vector<std::string>& args, const GlobalOptions& g, const 
   if (r == nullptr) return code;
   const auto* j = r->body_as_JobInfo();
   if (j == nullptr) { io.err("accelctl: the daemon sent no job"); return kNodeFault; }
-  if (g.json) { io.out(jobJson(j).dump(2) + "\n"); return kOk; }
+  if (g.json) { io.out(jobJson(j).dump(2, ' ', false, json::error_handler_t::replace) + "\n"); return kOk; }
   std::ostringstream o;
   auto js = jobJson(j);
   o << "job         " << j->job_id() << " (" << str(j->user()) << ")\n"

@@ -1,5 +1,6 @@
 #include "accel/agentd/control_handler.h"
 
+#include "accel/common/text.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::agentd {
@@ -66,9 +67,20 @@ agent::JobRequestSpec specOf(const fb::JobSpec& j) {
   return s;
 }
 
+// Text from a request is stored, logged and written as JSON: it must be
+// clean, and a GPU list may hold only what Slurm writes there.
+std::string badText(const agent::JobRequestSpec& s) {
+  if (!isCleanText(s.user) || !isCleanText(s.partition)) return "user or partition is not clean text";
+  if (s.gpus.size() > 1024 || s.gpus.find_first_not_of("0123456789,-") != std::string::npos)
+    return "GPU list may hold only digits, ',' and '-'";
+  return "";
+}
+
 std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest* req) {
   if (req->job() == nullptr || req->job()->job_id() == 0) return simple(fb::Outcome::BadRequest, "prolog: no job id");
-  auto r = ctx.manager->prolog(specOf(*req->job()));
+  auto spec = specOf(*req->job());
+  if (auto why = badText(spec); !why.empty()) return simple(fb::Outcome::BadRequest, "prolog: " + why);
+  auto r = ctx.manager->prolog(spec);
   if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
   FlatBufferBuilder fbb(1024);
   auto info = jobInfo(fbb, *r);
@@ -148,6 +160,9 @@ std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& call
   const auto* req = fb::GetRequest(bytes.data());
   if (req->version() != 1)
     return simple(fb::Outcome::BadRequest, "unsupported request version " + std::to_string(req->version()));
+  // The verifier accepts a union whose type is set but whose table is absent;
+  // every handler below reads the table, so refuse that here, once.
+  if (req->body() == nullptr) return simple(fb::Outcome::BadRequest, "request has no body");
   switch (req->body_type()) {
     case fb::RequestBody::PrologRequest:
       if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "prolog needs root or SlurmUser");

@@ -180,6 +180,21 @@ void Daemon::publishStatus() {
 }
 
 void Daemon::serve(ipc::Socket conn) {
+  try {
+    serveOne(conn);
+  } catch (const std::exception& e) {
+    // A bug, not an input problem: report it, answer, and keep the daemon up.
+    log::error(std::string("control: request failed unexpectedly: ") + e.what());
+    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::NodeFault), "internal error; see the agent's log");
+    (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
+  } catch (...) {
+    log::error("control: request failed unexpectedly");
+  }
+  std::lock_guard<std::mutex> g(drain_mu_);
+  if (--in_flight_ == 0) drained_.notify_all();
+}
+
+void Daemon::serveOne(ipc::Socket& conn) {
   auto cred = ipc::peerCred(conn);
   auto msg = ipc::recvMessage(conn, 2s);
   if (cred.ok() && msg.ok()) {
@@ -193,8 +208,6 @@ void Daemon::serve(ipc::Socket conn) {
     (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
     log::warning("control: refused a request: " + msg.error().message());
   }
-  std::lock_guard<std::mutex> g(drain_mu_);
-  if (--in_flight_ == 0) drained_.notify_all();
 }
 
 void Daemon::onAccept() {

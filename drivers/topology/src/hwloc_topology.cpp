@@ -1,16 +1,21 @@
 // The hwloc adapter: the only file that includes hwloc. It loads a topology
 // (live or XML), copies what the agent needs into an Inventory of plain
 // values, and hands that to classify().
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <hwloc.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "accel/topology/loader.h"
@@ -29,10 +34,16 @@ using detail::PciRecord;
 
 // hwloc reads HWLOC_HIDE_ERRORS once, at its first diagnostic; 2 hides even
 // the "critical" reports (BIOS/OS inconsistencies) that would otherwise
-// land on the stderr of every prolog. An operator's own setting wins.
+// land on the stderr of every prolog. HWLOC_LIBXML_IMPORT=0 selects hwloc's
+// built-in XML reader over the libxml2 plugin: one reader on every node
+// whatever plugins are installed, and the plugin leaks memory on malformed
+// files (found by tests/fuzz/fuzz_topology_xml). An operator's own settings win.
 void quietHwloc() {
   static std::once_flag once;
-  std::call_once(once, [] { ::setenv("HWLOC_HIDE_ERRORS", "2", /*overwrite=*/0); });
+  std::call_once(once, [] {
+    ::setenv("HWLOC_HIDE_ERRORS", "2", /*overwrite=*/0);
+    ::setenv("HWLOC_LIBXML_IMPORT", "0", /*overwrite=*/0);
+  });
 }
 
 // The library version, which decides the XML formats it reads. hwloc has
@@ -121,14 +132,26 @@ unsigned countOf(hwloc_topology_t topology, hwloc_obj_type_t type) {
   return count > 0 ? static_cast<unsigned>(count) : 0;
 }
 
+// hwloc copies enum attributes from XML without checking their range, and
+// reading an enum object that holds no enumerator is undefined behaviour
+// (found by tests/fuzz/fuzz_topology_xml). Read such fields as their
+// underlying integer and compare numbers.
+template <typename E>
+long rawEnum(const E& field) {
+  std::underlying_type_t<E> raw{};
+  std::memcpy(&raw, &field, sizeof raw);
+  return static_cast<long>(raw);
+}
+
 // Host bridge and PCI-to-PCI bridges above `obj`, walking up the I/O tree.
 void fillPciPath(hwloc_obj_t obj, Locality& locality) {
   std::vector<std::string> bridges;
   for (hwloc_obj_t p = obj->parent; p != nullptr && hwloc_obj_type_is_io(p->type); p = p->parent) {
     if (p->type != HWLOC_OBJ_BRIDGE) continue;
-    if (p->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST) {
+    const long upstream = rawEnum(p->attr->bridge.upstream_type);
+    if (upstream == HWLOC_OBJ_BRIDGE_HOST) {
       locality.pci_host_bridge = hostBridgeId(p);
-    } else {
+    } else if (upstream == HWLOC_OBJ_BRIDGE_PCI) {
       const auto& up = p->attr->bridge.upstream.pci;
       bridges.push_back(formatBusId(up.domain, up.bus, up.dev, up.func));
     }
@@ -151,7 +174,7 @@ void fillPlacement(hwloc_topology_t topology, hwloc_obj_t obj, Locality& localit
   locality.machine_wide = anchor->parent == nullptr && countOf(topology, HWLOC_OBJ_NUMANODE) > 1;
 }
 
-OsDeviceType osDeviceType(hwloc_obj_osdev_type_t type) {
+OsDeviceType osDeviceType(long type) {
   switch (type) {
     case HWLOC_OBJ_OSDEV_BLOCK:
       return OsDeviceType::kBlock;
@@ -172,7 +195,7 @@ OsDeviceType osDeviceType(hwloc_obj_osdev_type_t type) {
 OsDeviceRecord osDeviceRecord(hwloc_obj_t obj) {
   OsDeviceRecord record;
   record.name = obj->name != nullptr ? obj->name : "";
-  record.type = osDeviceType(obj->attr->osdev.type);
+  record.type = osDeviceType(rawEnum(obj->attr->osdev.type));
   record.subtype = obj->subtype != nullptr ? obj->subtype : "";
   for (unsigned i = 0; i < obj->infos_count; ++i) {
     const hwloc_info_s& info = obj->infos[i];
@@ -276,6 +299,45 @@ Result<NodeTopology> loadLive(const LoadOptions& options) {
   return classifyLoaded(topology);
 }
 
+// hwloc 2.9 trusts XML it is given: some malformed files (found by
+// tests/fuzz/fuzz_topology_xml) make hwloc_topology_load dereference null.
+// XML comes from files people name, so it is first loaded by a child
+// process; a crash there becomes an error here instead of taking down
+// accelctl or the daemon. Topology loads are rare (start, reload, a verb),
+// so the extra load costs nothing that matters.
+constexpr int kPreflightLoaded = 0;
+constexpr int kPreflightLoadFailed = 3;
+
+Status preflightInChild(const std::string& buffer, const std::string& where) {
+  pid_t pid = ::fork();
+  if (pid < 0) return Error(ErrorCode::kIo, where + ": fork: " + std::strerror(errno));
+  if (pid == 0) {
+    // Die of the signal itself, whatever handlers the process installed
+    // (sanitizers turn a SEGV into exit(1)), so the parent can tell.
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
+    int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
+    hwloc_topology_t t = nullptr;
+    if (hwloc_topology_init(&t) != 0) ::_exit(kPreflightLoadFailed);
+    if (hwloc_topology_set_xmlbuffer(t, buffer.c_str(), static_cast<int>(buffer.size() + 1)) != 0)
+      ::_exit(kPreflightLoadFailed);
+    ::_exit(hwloc_topology_load(t) == 0 ? kPreflightLoaded : kPreflightLoadFailed);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Error(ErrorCode::kIo, where + ": waitpid: " + std::strerror(errno));
+  }
+  const bool clean_exit = WIFEXITED(status) && (WEXITSTATUS(status) == kPreflightLoaded ||
+                                                WEXITSTATUS(status) == kPreflightLoadFailed);
+  if (!clean_exit) {
+    std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                          : "exit status " + std::to_string(WEXITSTATUS(status));
+    return Error(ErrorCode::kParse,
+                 where + ": hwloc crashed reading it (" + how + "); the file is malformed or inconsistent");
+  }
+  return okStatus();  // a plain load failure is reported by the real load below
+}
+
 }  // namespace
 
 Result<NodeTopology> loadTopologyFromXmlText(std::string_view xml, std::string_view origin) {
@@ -288,6 +350,7 @@ Result<NodeTopology> loadTopologyFromXmlText(std::string_view xml, std::string_v
   ACCEL_TRY(topology.init());
   // hwloc wants the terminating NUL inside the buffer it is given.
   const std::string buffer(xml);
+  ACCEL_TRY(preflightInChild(buffer, where));
   if (hwloc_topology_set_xmlbuffer(topology.get(), buffer.c_str(),
                                    static_cast<int>(buffer.size() + 1)) != 0) {
     return Error(ErrorCode::kParse,

@@ -87,7 +87,9 @@ std::string renderJson(const NodeTopology& topology, int indent) {
               {"numa_nodes", numa},
               {"accelerators", accelerators},
               {"nics", nics}};
-  return doc.dump(indent);
+  // Names come from XML files and drivers; a byte that is not UTF-8 is
+  // replaced rather than thrown on (found by tests/fuzz/fuzz_topology_xml).
+  return doc.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace accel::topo

@@ -130,6 +130,42 @@ TEST_F(ControlHandlerTest, GarbageTruncatedAndEmptyRequestsAreBadRequests) {
   EXPECT_EQ(manager_->stats().jobs, 0u);
 }
 
+// Found by fuzz_control_request: an EpilogRequest type with no table passes
+// verification, and reading it dereferenced null.
+TEST_F(ControlHandlerTest, UnionTypeWithoutTableIsABadRequest) {
+  const std::vector<uint8_t> crash = {
+      0x14, 0x0, 0x0, 0x0, 0x41, 0x43, 0x52, 0x51, 0x0, 0x0, 0x8, 0x0, 0xc, 0x0, 0x0, 0x0, 0x7, 0x0, 0x8, 0x0,
+      0xa,  0x0, 0x0, 0x0, 0x0,  0x0,  0x0,  0x2,  0xc, 0x0, 0x0, 0x0, 0x88, 0x0, 0xc, 0x0, 0x4, 0x0, 0x8, 0x0,
+      0x8,  0x0, 0x0, 0x0, 0x2a, 0x5b, 0x0,  0x0,  0xe8, 0x3, 0x0, 0x0};
+  EXPECT_EQ(call(0, crash)->outcome(), fb::Outcome::BadRequest);
+  for (auto kind : {fb::RequestBody::PrologRequest, fb::RequestBody::EpilogRequest, fb::RequestBody::JobRequest,
+                    fb::RequestBody::TaskRequest, fb::RequestBody::StepRequest, fb::RequestBody::StatusRequest}) {
+    flatbuffers::FlatBufferBuilder fbb;
+    fb::RequestBuilder b(fbb);
+    b.add_body_type(kind);
+    fbb.Finish(b.Finish(), fb::RequestIdentifier());
+    std::vector<uint8_t> v(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    EXPECT_EQ(call(0, v)->outcome(), fb::Outcome::BadRequest) << fb::EnumNameRequestBody(kind);
+  }
+}
+
+// Found by fuzz_control_request: a user name that is not UTF-8 made the
+// record's JSON encoding throw inside a worker, which ended the daemon.
+TEST_F(ControlHandlerTest, UncleanTextInARequestIsRefused) {
+  for (const char* user : {"\x9c", "a\nb", "ok"}) {
+    for (const char* gpus : {"", "0;rm"}) {
+      flatbuffers::FlatBufferBuilder fbb;
+      auto spec = fb::CreateJobSpecDirect(fbb, 80, 1000, 1000, user, "n1", "debug", gpus);
+      fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+                 fb::RequestIdentifier());
+      std::vector<uint8_t> v(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+      bool clean = std::string(user) == "ok" && std::string(gpus).empty();
+      EXPECT_EQ(call(0, v)->outcome(), clean ? fb::Outcome::Ok : fb::Outcome::BadRequest) << user << " " << gpus;
+    }
+  }
+  EXPECT_EQ(manager_->stats().jobs, 1u);
+}
+
 TEST_F(ControlHandlerTest, UnknownVersionAndMissingJobIdAreRefused) {
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(fb::CreateRequest(fbb, 99, fb::RequestBody::StatusRequest, fb::CreateStatusRequest(fbb).Union()),

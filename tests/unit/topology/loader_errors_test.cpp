@@ -11,6 +11,7 @@
 #include <string>
 
 #include "accel/topology/loader.h"
+#include "accel/topology/render.h"
 #include "topology_test_util.h"
 
 namespace accel::topo {
@@ -151,6 +152,51 @@ TEST(TopologyLoaderText, HwlocStaysQuietOnBadInput) {
   (void)loadTopologyFromXmlText(whole.substr(0, whole.size() - 40));
   (void)loadTopologyFromXmlText("<topology version=\"2.0\"><object type=\"Nonsense\"/></topology>");
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+}  // namespace
+}  // namespace accel::topo
+
+namespace accel::topo {
+namespace {
+
+// Found by tests/fuzz/fuzz_topology_xml: hwloc 2.9 itself dereferences null
+// loading this file. The loader must say the file is bad, not crash.
+TEST(TopologyLoaderText, FileThatCrashesHwlocIsAnError) {
+  const std::string path = ACCEL_SOURCE_DIR "/tests/fuzz/regressions/topology_xml/hwloc-null-deref.xml";
+  LoadOptions opts;
+  opts.xml_path = path;
+  auto t = loadTopology(opts);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().code(), ErrorCode::kParse);
+  EXPECT_NE(t.error().message().find("hwloc crashed reading it"), std::string::npos) << t.error().message();
+  EXPECT_NE(t.error().message().find(path), std::string::npos);
+}
+
+}  // namespace
+}  // namespace accel::topo
+
+namespace accel::topo {
+namespace {
+
+// Every input that once crashed or leaked in tests/fuzz/fuzz_topology_xml
+// must load or fail cleanly, and render when it loads.
+TEST(TopologyLoaderText, FuzzRegressionsLoadOrFailCleanly) {
+  const std::filesystem::path dir = ACCEL_SOURCE_DIR "/tests/fuzz/regressions/topology_xml";
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    ++seen;
+    LoadOptions opts;
+    opts.xml_path = entry.path();
+    auto t = loadTopology(opts);
+    if (t.ok()) {
+      EXPECT_FALSE(renderJson(*t).empty());
+      EXPECT_FALSE(renderTable(*t).empty());
+    } else {
+      EXPECT_NE(t.error().message().find(entry.path().string()), std::string::npos) << t.error().message();
+    }
+  }
+  EXPECT_GE(seen, 4);
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ class Daemon {
   Result<agent::Inventory> loadInventory(const AccelConfig& config) const;
   void onAccept();
   void serve(ipc::Socket conn);
+  void serveOne(ipc::Socket& conn);
   void reload();
   void drain();
   void publishStatus();

@@ -1,0 +1,267 @@
+# shellcheck shell=bash disable=SC2034 # globals here are used by the other files
+# Shared pieces of scripts/slurm-sandbox: paths, messages, bounded waits, process records and
+# port selection. Sourced, never executed. Everything the sandbox creates lives under
+# $SANDBOX_DIR; nothing here reads or writes the system's own Slurm or munge paths.
+
+# --- paths -----------------------------------------------------------------------------------
+# One directory holds everything, so `down` plus `rm -rf` is a complete reset and two sandboxes
+# (say, a developer's and a CI build's) never share a file.
+sandbox_init_paths() {
+    SANDBOX_DIR=$(realpath -m -- "${ACCEL_SANDBOX_DIR:-$REPO_DIR/.sandbox}")
+    BUILD_DIR=$(realpath -m -- "${ACCEL_BUILD_DIR:-$REPO_DIR/build}")
+    [[ $SANDBOX_DIR != / ]] || die "ACCEL_SANDBOX_DIR must not be /"
+    SB_ETC=$SANDBOX_DIR/etc          # generated config, world-readable (clients parse slurm.conf)
+    SB_SECRET=$SANDBOX_DIR/etc/munge # munge key, root only
+    SB_RUN=$SANDBOX_DIR/run          # sockets and the daemons' own pid files
+    SB_LOG=$SANDBOX_DIR/log
+    SB_STATE=$SANDBOX_DIR/state      # our records: pids, ports, topology
+    SB_PIDS=$SB_STATE/pids
+    SB_CTLD_STATE=$SB_STATE/slurmctld
+    SB_SPOOL=$SANDBOX_DIR/spool/slurmd
+    SB_DB=$SANDBOX_DIR/db
+    SB_LOCK=$SANDBOX_DIR/lock
+    SLURM_CONF_FILE=$SB_ETC/slurm.conf
+    MUNGE_SOCKET=$SB_RUN/munge.socket
+    MYSQL_SOCKET=$SB_RUN/mariadb.socket
+    CLUSTER_NAME=sandbox
+    ACCOUNT_NAME=accel
+    PARTITION_NAME=main
+    NODE_NAME=$(hostname -s)
+    TIMEOUT=${ACCEL_SANDBOX_TIMEOUT:-30}
+}
+
+sandbox_make_dirs() {
+    # 022: job scripts in the spool and slurm.conf must be readable by the job's user.
+    umask 022
+    mkdir -p "$SB_ETC" "$SB_RUN" "$SB_LOG" "$SB_PIDS" "$SB_CTLD_STATE" "$SB_SPOOL" "$SB_DB"
+    mkdir -p "$SB_SECRET"
+    chmod 700 "$SB_SECRET"
+    chmod 755 "$SANDBOX_DIR" "$SB_ETC" "$SB_RUN"
+}
+
+# Unix socket paths are limited to 107 bytes; slurmstepd puts one per step in the spool
+# (<node>_<job>.<step>). Fail early with a hint rather than deep inside a daemon.
+sandbox_check_path_lengths() {
+    local longest=$SB_SPOOL/${NODE_NAME}_4294967294.4294967294
+    ((${#longest} <= 107)) ||
+        die "sandbox path too long for unix sockets (${#longest} > 107 bytes): $SANDBOX_DIR;" \
+            "set ACCEL_SANDBOX_DIR to a shorter directory"
+}
+
+# --- messages and time -----------------------------------------------------------------------
+say() { printf 'slurm-sandbox: %s\n' "$*"; }
+warn() { printf 'slurm-sandbox: warning: %s\n' "$*" >&2; }
+die() {
+    printf 'slurm-sandbox: error: %s\n' "$*" >&2
+    exit 1
+}
+
+now_ms() {
+    local t=${EPOCHREALTIME/[.,]/}
+    echo $((t / 1000))
+}
+
+# Milliseconds since $1 as seconds with one decimal, for progress lines.
+elapsed() {
+    local ms=$(($(now_ms) - $1))
+    printf '%d.%01d s' $((ms / 1000)) $((ms % 1000 / 100))
+}
+
+# wait_until SECONDS DESCRIPTION CMD...: run CMD every 0.1 s until it succeeds. Every wait in
+# the sandbox goes through here so none can hang.
+wait_until() {
+    local limit_ms=$(($1 * 1000)) what=$2 start
+    shift 2
+    start=$(now_ms)
+    until "$@" >/dev/null 2>&1; do
+        if (($(now_ms) - start > limit_ms)); then
+            warn "timed out after ${limit_ms%000} s waiting for $what"
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# --- process records -------------------------------------------------------------------------
+# state/pids/<name> holds "pid starttime binary". The start time (field 22 of /proc/PID/stat)
+# guards against a recycled pid: a record only counts while both still match.
+
+# Prints the start time of a live process; fails for a missing one and for a zombie (an exited
+# daemon is reparented to PID 1, which may take seconds to reap it).
+proc_starttime() {
+    local stat rest fields
+    read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+    rest=${stat##*) } # comm may contain spaces and parentheses; skip past it
+    read -ra fields <<<"$rest"
+    [[ ${fields[0]} != Z ]] || return 1
+    echo "${fields[19]}"
+}
+
+record_pid() {
+    local name=$1 pid=$2 binary=$3 start
+    start=$(proc_starttime "$pid") || die "$name (pid $pid) exited at once; see $SB_LOG/$name.*"
+    echo "$pid $start $binary" >"$SB_PIDS/$name"
+}
+
+# Prints the recorded pid of a live daemon; fails when there is none.
+daemon_pid() {
+    local name=$1 pid start binary
+    [[ -r $SB_PIDS/$name ]] || return 1
+    read -r pid start binary <"$SB_PIDS/$name" || return 1
+    [[ $(proc_starttime "$pid" 2>/dev/null) == "$start" ]] || return 1
+    echo "$pid"
+}
+
+is_running() { daemon_pid "$1" >/dev/null; }
+
+# spawn NAME [VAR=VALUE...] PROGRAM [ARGS...]: start a daemon that stays in the foreground,
+# so $! is its pid.
+# setsid puts it in its own session: a Ctrl-C at the terminal, or ctest ending the setup test,
+# does not reach it. Its output goes to log/NAME.out, and the lock fd is closed so a daemon
+# never holds the sandbox lock.
+spawn() {
+    local name=$1 binary
+    local -a env=()
+    shift
+    while [[ $1 =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; do
+        env+=("$1")
+        shift
+    done
+    binary=$(command -v "$1") || die "$1 not found; see the packages in scripts/README.md"
+    shift
+    (
+        exec 9>&-
+        cd "$SANDBOX_DIR" || exit 1
+        ((${#env[@]} == 0)) || export "${env[@]?}"
+        exec setsid "$binary" "$@" </dev/null >>"$SB_LOG/$name.out" 2>&1
+    ) &
+    record_pid "$name" "$!" "$binary"
+}
+
+# The recorded pid must be the daemon itself, not a wrapper: check once it is ready.
+verify_identity() {
+    local name=$1 pid start binary
+    read -r pid start binary <"$SB_PIDS/$name"
+    [[ /proc/$pid/exe -ef $binary ]] ||
+        die "$name: recorded pid $pid is not $binary; refusing to track the wrong process"
+}
+
+# Send SIGTERM, wait (bounded), then SIGKILL. Succeeds when the process is gone.
+terminate_pid() {
+    local pid=$1 what=$2 start
+    start=$(proc_starttime "$pid") || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    local limit=${ACCEL_SANDBOX_STOP_TIMEOUT:-20}
+    if ! wait_until "$limit" "$what to exit" pid_gone "$pid" "$start"; then
+        warn "$what ignored SIGTERM; sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+        wait_until 5 "$what to die" pid_gone "$pid" "$start" || return 1
+    fi
+}
+
+pid_gone() { [[ $(proc_starttime "$1" 2>/dev/null) != "$2" ]]; }
+
+# Processes left once the recorded daemons are gone: a slurmstepd (it outlives slurmd by
+# design and ignores SIGTERM) with its job's tasks, or a task orphaned earlier. Those named in
+# $@, and anything holding a file in the slurmd spool (a job script), are ended together with
+# their descendants. Any other holder (an operator's `tail -f` on a log) is reported only.
+sweep_stragglers() {
+    local allowed=" $* " pid child comm
+    local -a holders=() doomed=()
+    local -A is_doomed=()
+    mapfile -t holders < <(sandbox_file_holders)
+    for pid in "${holders[@]}"; do
+        [[ $pid != "$$" && -z ${is_doomed[$pid]:-} ]] || continue
+        read -r comm 2>/dev/null <"/proc/$pid/comm" || continue
+        [[ $allowed == *" $comm "* ]] || holds_file_under "$pid" "$SB_SPOOL" || continue
+        say "ending leftover $comm (pid $pid) and its children"
+        for child in "$pid" $(descendants_of "$pid"); do
+            doomed+=("$child")
+            is_doomed[$child]=1
+        done
+    done
+    for pid in "${holders[@]}"; do
+        [[ $pid != "$$" && -z ${is_doomed[$pid]:-} ]] || continue
+        read -r comm 2>/dev/null <"/proc/$pid/comm" || continue
+        warn "$comm (pid $pid) still uses files under $SANDBOX_DIR; left alone"
+    done
+    ((${#doomed[@]})) || return 0
+    # SIGKILL at once: a job's tasks would get it from slurmstepd, which is gone or going.
+    kill -KILL "${doomed[@]}" 2>/dev/null || true
+    wait_until 10 "leftover processes to die" all_gone "${doomed[@]}" ||
+        warn "still alive: $(for pid in "${doomed[@]}"; do is_alive "$pid" && echo "$pid"; done)"
+}
+
+is_alive() { proc_starttime "$1" >/dev/null 2>&1; }
+
+all_gone() {
+    local pid
+    for pid; do ! is_alive "$pid" || return 1; done
+}
+
+holds_file_under() {
+    find "/proc/$1/fd" "/proc/$1/cwd" -maxdepth 1 -lname "$2/*" -print -quit 2>/dev/null | grep -q .
+}
+
+# All descendants of a pid, from the parent links in /proc/*/stat.
+descendants_of() {
+    local -A children=()
+    local stat rest fields pid queue
+    for stat in /proc/[0-9]*/stat; do
+        read -r rest 2>/dev/null <"$stat" || continue
+        pid=${rest%% *}
+        rest=${rest##*) }
+        read -ra fields <<<"$rest"
+        children[${fields[1]}]+=" $pid"
+    done
+    queue=${children[$1]:-}
+    while [[ -n ${queue// /} ]]; do
+        read -r pid queue <<<"$queue"
+        echo "$pid"
+        queue+=" ${children[$pid]:-}"
+    done
+}
+
+# Pids of processes with an open file or working directory under the sandbox (the lock file
+# excepted: this script holds it). find fails on processes that vanish while it reads /proc;
+# only its output matters.
+sandbox_file_holders() {
+    { find /proc/[0-9]*/fd /proc/[0-9]*/cwd -maxdepth 1 \( -lname "$SANDBOX_DIR/*" \
+        ! -lname "$SB_LOCK" \) -printf '%h\n' 2>/dev/null || true; } |
+        sed -n 's|^/proc/\([0-9]*\).*|\1|p' | sort -un
+}
+
+# --- ports -----------------------------------------------------------------------------------
+# Three TCP ports (slurmctld, slurmd, slurmdbd). The search starts at a base derived from the
+# sandbox path, so two sandboxes rarely even probe the same ports, and stays below the
+# kernel's ephemeral range (32768 up) so client sockets cannot take them later.
+pick_ports() {
+    local -A used=()
+    local port base hash
+    # Listening sockets only: a port in TIME_WAIT from our last run is fine to bind again
+    # (Slurm sets SO_REUSEADDR), and keeping it keeps the ports stable across restarts.
+    while read -r port; do
+        used[$port]=1
+    done < <(ss -Hltnu | awk '{ sub(/.*:/, "", $5); print $5 }')
+    hash=$(cksum <<<"$SANDBOX_DIR")
+    base=$((20000 + ${hash%% *} % 1000 * 10))
+    PORTS=()
+    for ((port = base; port < base + 500 && ${#PORTS[@]} < 3; port++)); do
+        [[ -z ${used[$port]:-} ]] && PORTS+=("$port")
+    done
+    ((${#PORTS[@]} == 3)) || die "no three free TCP ports found from $base"
+    CTLD_PORT=${PORTS[0]} SLURMD_PORT=${PORTS[1]} DBD_PORT=${PORTS[2]}
+    printf 'CTLD_PORT=%s\nSLURMD_PORT=%s\nDBD_PORT=%s\n' "$CTLD_PORT" "$SLURMD_PORT" \
+        "$DBD_PORT" >"$SB_STATE/ports"
+}
+
+load_ports() {
+    [[ -r $SB_STATE/ports ]] || return 1
+    local key value
+    while IFS='=' read -r key value; do
+        case $key in
+        CTLD_PORT | SLURMD_PORT | DBD_PORT) printf -v "$key" '%s' "$value" ;;
+        esac
+    done <"$SB_STATE/ports"
+    [[ -n ${CTLD_PORT:-} && -n ${SLURMD_PORT:-} && -n ${DBD_PORT:-} ]]
+}

@@ -1,0 +1,184 @@
+# shellcheck shell=bash disable=SC2034 # globals here are used by the other files
+# The daemons of the sandbox. Each one is a table entry plus a start_<name> function that
+# spawns it and returns once it answers; optional hooks:
+#   after_ready_<name>  runs on every `up` once the daemon answers (new or already running)
+#   before_stop_<name>  runs on `down` before its SIGTERM
+# Adding a daemon (accel-agentd, accel-aggregatord) is one entry and one start function.
+
+# Start order; `down` walks it backwards.
+SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld slurmd)
+
+# Programs `up` needs; checked first so a missing package is named before anything starts.
+SANDBOX_COMMANDS=(munged mungekey munge unmunge mariadbd mariadb-install-db mariadb slurmdbd
+    slurmctld slurmd sacctmgr scontrol sinfo squeue scancel ss flock setsid)
+
+# Extra process names `down` may end when they still hold sandbox files after the daemons
+# stopped: slurmstepd outlives slurmd by design.
+SANDBOX_STRAGGLERS=(slurmstepd)
+
+# --- munged ------------------------------------------------------------------------------------
+# Its own key and socket; no file of the system munge (/etc/munge, /run/munge) is touched.
+start_munged() {
+    local key=$SB_SECRET/munge.key
+    [[ -s $key ]] || mungekey --create --keyfile="$key" >>"$SB_LOG/munged.out" 2>&1 ||
+        die "mungekey failed; see $SB_LOG/munged.out"
+    # --num-threads=10: the value Slurm's own munge error messages ask for.
+    spawn munged munged --foreground --socket="$MUNGE_SOCKET" \
+        --key-file="$key" --pid-file="$SB_RUN/munged.pid" --log-file="$SB_LOG/munged.log" \
+        --seed-file="$SB_STATE/munge.seed" --num-threads=10
+    wait_until "$TIMEOUT" "munged to answer" munge_roundtrip
+}
+
+munge_roundtrip() { munge -S "$MUNGE_SOCKET" -n </dev/null | unmunge -S "$MUNGE_SOCKET"; }
+
+# --- mariadbd ----------------------------------------------------------------------------------
+# Private datadir, unix socket only (no TCP port to clash with). The InnoDB sizes are the
+# smallest that keep slurmdbd from logging "Database settings not recommended values" (an
+# error line in every log scan otherwise); the buffer pool is only reserved, not used.
+MARIADB_TUNING=(--innodb-buffer-pool-size=512M --innodb-log-file-size=64M
+    --innodb-lock-wait-timeout=900 --innodb-flush-log-at-trx-commit=2)
+
+start_mariadbd() {
+    # The marker is written last, so a half-finished initialisation is redone, not trusted.
+    if [[ ! -e $SB_DB/.initialized ]]; then
+        say "initialising MariaDB datadir (first start)"
+        find "$SB_DB" -mindepth 1 -delete
+        mariadb-install-db --no-defaults --datadir="$SB_DB" --user=root \
+            --auth-root-authentication-method=socket --skip-test-db --skip-name-resolve \
+            "${MARIADB_TUNING[@]}" >>"$SB_LOG/mariadb-install.log" 2>&1 ||
+            die "mariadb-install-db failed; see $SB_LOG/mariadb-install.log"
+        touch "$SB_DB/.initialized"
+    fi
+    # --no-defaults must come first: it keeps /etc/mysql/*.cnf out.
+    spawn mariadbd mariadbd --no-defaults --datadir="$SB_DB" \
+        --socket="$MYSQL_SOCKET" --pid-file="$SB_RUN/mariadbd.pid" \
+        --log-error="$SB_LOG/mariadbd.log" --skip-networking --user=root "${MARIADB_TUNING[@]}"
+    wait_until "$TIMEOUT" "mariadbd to answer" \
+        mariadb --no-defaults --socket="$MYSQL_SOCKET" --user=root --execute='SELECT 1'
+}
+
+# --- slurmdbd ----------------------------------------------------------------------------------
+start_slurmdbd() {
+    spawn slurmdbd MYSQL_UNIX_PORT="$MYSQL_SOCKET" slurmdbd -D
+    wait_until "$TIMEOUT" "slurmdbd to answer" sacctmgr -n -P show cluster format=cluster
+}
+
+# Cluster, account and users exist in accounting before anyone submits: with
+# AccountingStorageEnforce=associations an unregistered user is refused, as on a real cluster.
+after_ready_slurmdbd() {
+    if [[ -z $(sacctmgr -n -P show cluster "$CLUSTER_NAME" format=cluster) ]]; then
+        sacctmgr -i add cluster "$CLUSTER_NAME" >/dev/null || die "sacctmgr add cluster failed"
+    fi
+    if [[ -z $(sacctmgr -n -P show account "$ACCOUNT_NAME" format=account) ]]; then
+        sacctmgr -i add account "$ACCOUNT_NAME" cluster="$CLUSTER_NAME" \
+            description="accel-agent sandbox" organization=accel >/dev/null ||
+            die "sacctmgr add account failed"
+    fi
+    # shellcheck disable=SC2046 # one word per user name is intended
+    register_users $(default_users)
+}
+
+# Ordinary users: UID_MIN..UID_MAX of /etc/login.defs (1000..60000 by default) in
+# /etc/passwd, plus ACCEL_SANDBOX_USERS (space- or comma-separated).
+default_users() {
+    local min max
+    min=$(awk '$1 == "UID_MIN" { print $2 }' /etc/login.defs 2>/dev/null)
+    max=$(awk '$1 == "UID_MAX" { print $2 }' /etc/login.defs 2>/dev/null)
+    awk -F: -v min="${min:-1000}" -v max="${max:-60000}" '$3 >= min && $3 <= max { print $1 }' \
+        /etc/passwd
+    echo "${ACCEL_SANDBOX_USERS:-}" | tr ',' ' '
+}
+
+# Adds each user to the sandbox account (idempotent). When slurmctld runs, also waits until
+# it has the association, so the caller can submit at once.
+register_users() {
+    local user known
+    known=" $(sacctmgr -n -P show assoc cluster="$CLUSTER_NAME" account="$ACCOUNT_NAME" \
+        format=user | tr '\n' ' ') "
+    for user in "$@"; do
+        getent passwd "$user" >/dev/null || die "user '$user' does not exist"
+        [[ $known == *" $user "* ]] && continue
+        sacctmgr -i add user "$user" defaultaccount="$ACCOUNT_NAME" cluster="$CLUSTER_NAME" \
+            >/dev/null || die "sacctmgr add user $user failed"
+        say "registered user $user in account $ACCOUNT_NAME"
+        if is_running slurmctld; then
+            wait_until "$TIMEOUT" "slurmctld to know user $user" ctld_knows_user "$user"
+        fi
+    done
+}
+
+ctld_knows_user() {
+    scontrol show assoc_mgr users="$1" accounts="$ACCOUNT_NAME" flags=assoc |
+        grep -q "UserName=$1("
+}
+
+# --- slurmctld ---------------------------------------------------------------------------------
+# Jobs recovered from the state file belong to an earlier run that was not shut down with
+# `down` (which cancels them); their processes are gone, so they are cancelled here rather than
+# left holding the node. The state is kept otherwise: job ids keep rising, so a job id never
+# names two different jobs in sacct.
+start_slurmctld() {
+    spawn slurmctld slurmctld -D
+    wait_until "$TIMEOUT" "slurmctld to answer" scontrol ping || return 1
+    cancel_all_jobs "left from an earlier run"
+}
+
+# --- slurmd ------------------------------------------------------------------------------------
+# slurmctld restores the node's last state from its state file, so "idle" alone does not prove
+# that this slurmd registered: its start time, as slurmctld reports it, does.
+start_slurmd() {
+    local since
+    since=$(date +%s)
+    spawn slurmd slurmd -D -N "$NODE_NAME"
+    wait_until "$TIMEOUT" "slurmd to register with slurmctld" slurmd_registered_since "$since"
+}
+
+slurmd_registered_since() {
+    local started
+    started=$(scontrol show node "$NODE_NAME" | grep -o 'SlurmdStartTime=[^ ]*') || return 1
+    started=$(date -d "${started#*=}" +%s) || return 1
+    ((started >= $1))
+}
+
+# A node left drained or down by an earlier run (a failed Epilog, say) is resumed, so every
+# `up` ends with a usable node. The old reason is printed first.
+after_ready_slurmd() {
+    local state reason
+    state=$(node_state)
+    if [[ $state == *drain* || $state == down* || $state == fail* ]]; then
+        reason=$(sinfo -h -n "$NODE_NAME" -o '%E')
+        say "node $NODE_NAME was $state (${reason:-no reason}); resuming it"
+        scontrol update nodename="$NODE_NAME" state=resume ||
+            die "could not resume node $NODE_NAME"
+    fi
+    wait_until "$TIMEOUT" "node $NODE_NAME to be usable" node_usable ||
+        die "node $NODE_NAME is '$(node_state)'; see $SB_LOG/slurmd.log and slurmctld.log"
+}
+
+node_state() { sinfo -h -n "$NODE_NAME" -o '%T' 2>/dev/null; }
+# Jobs of the user may already run on a re-`up`; a node still completing cancelled jobs is
+# waited for.
+node_usable() { [[ $(node_state) =~ ^(idle|mixed|allocated)$ ]]; }
+
+# Jobs are cancelled before slurmd stops, so their slurmstepd and tasks end cleanly.
+before_stop_slurmd() {
+    is_running slurmctld || return 0
+    cancel_all_jobs "still queued or running" || return 0
+    wait_until "$TIMEOUT" "cancelled jobs to end" no_jobs_left ||
+        warn "jobs still present: $(squeue -h -o '%A %T' | tr '\n' ' ')"
+}
+
+# cancel_all_jobs WHY: cancel every job slurmctld knows. Fails only when it cannot list them.
+cancel_all_jobs() {
+    local jobs
+    if ! jobs=$(squeue -h -o '%A' | tr '\n' ' '); then
+        warn "could not list jobs; none cancelled"
+        return 1
+    fi
+    [[ -n ${jobs// /} ]] || return 0
+    say "cancelling jobs $1: $jobs"
+    # shellcheck disable=SC2086 # one word per job id is intended
+    scancel $jobs || warn "scancel failed for some of: $jobs"
+}
+
+no_jobs_left() { [[ -z $(squeue -h -o '%A' 2>/dev/null) ]]; }

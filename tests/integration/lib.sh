@@ -1,0 +1,87 @@
+# shellcheck shell=bash disable=SC2034 # JOB_ID, JOB_FINAL, TEST_HOME are for the tests
+# Helpers shared by the integration tests; sourced, never executed. The tests run as root
+# against the sandbox of scripts/slurm-sandbox (the ctest fixture runs `up` and `down`) and
+# submit as the ordinary user $ACCEL_TEST_USER (default acceltest). Every check fails loudly:
+# a test that cannot run is a failure, never a skip.
+set -euo pipefail
+
+ACCEL_REPO_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+SANDBOX_SCRIPT=$ACCEL_REPO_DIR/scripts/slurm-sandbox
+TEST_USER=${ACCEL_TEST_USER:-acceltest}
+TEST_NAME=$(basename -- "$0" .sh)
+TEST_HOME=
+
+log() { printf '%s: %s\n' "$TEST_NAME" "$*"; }
+fail() {
+    printf '%s: FAIL: %s\n' "$TEST_NAME" "$*" >&2
+    exit 1
+}
+
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq() {
+    [[ $2 == "$3" ]] || fail "$1: expected '$2', got '$3'"
+    log "ok: $1 = '$3'"
+}
+
+require_root() {
+    ((EUID == 0)) || fail "integration tests must run as root (they create users and submit" \
+        "as them); run ctest as root"
+}
+
+# Fails unless every sandbox daemon runs; then points the Slurm commands at the sandbox.
+require_sandbox() {
+    local rc=0
+    "$SANDBOX_SCRIPT" status >/dev/null || rc=$?
+    ((rc == 0)) || fail "the Slurm sandbox is not fully up (status exit $rc); run" \
+        "'scripts/slurm-sandbox up' with the same ACCEL_SANDBOX_DIR"
+    eval "$("$SANDBOX_SCRIPT" env)"
+    [[ -r $SLURM_CONF ]] || fail "cannot read $SLURM_CONF"
+}
+
+# Creates the test user if missing (tolerating a concurrent creation) and registers it with
+# the sandbox's accounting. Sets TEST_HOME.
+ensure_test_user() {
+    if ! getent passwd "$TEST_USER" >/dev/null; then
+        useradd --create-home --shell /bin/bash "$TEST_USER" 2>/dev/null ||
+            getent passwd "$TEST_USER" >/dev/null || fail "could not create user $TEST_USER"
+        log "created user $TEST_USER"
+    fi
+    "$SANDBOX_SCRIPT" add-user "$TEST_USER" || fail "could not register $TEST_USER in accounting"
+    TEST_HOME=$(getent passwd "$TEST_USER" | cut -d: -f6)
+    [[ -d $TEST_HOME ]] || fail "home of $TEST_USER ($TEST_HOME) does not exist"
+}
+
+# Runs a command as the test user, from its home, with the sandbox's SLURM_CONF.
+as_test_user() {
+    (cd "$TEST_HOME" && runuser -u "$TEST_USER" -- env SLURM_CONF="$SLURM_CONF" "$@")
+}
+
+# submit JOB_ARGS... (job script on stdin): submits as the test user and sets JOB_ID.
+submit() {
+    local out
+    out=$(as_test_user timeout 30 sbatch --parsable "$@") || fail "sbatch failed (exit $?)"
+    JOB_ID=${out%%;*}
+    [[ $JOB_ID =~ ^[0-9]+$ ]] || fail "sbatch printed no job id: '$out'"
+    log "submitted job $JOB_ID"
+}
+
+# wait_job_final JOBID SECONDS: waits until accounting has a final state for the job
+# allocation and sets JOB_FINAL to "State|ExitCode". It polls sacct rather than using
+# `sbatch --wait`, whose poll interval grows to many seconds; the job's end reaches slurmdbd
+# a moment after the job ends, so a final state there also means the job is over.
+wait_job_final() {
+    local job=$1 limit=$2 line='' deadline=$((SECONDS + $2))
+    while ((SECONDS <= deadline)); do
+        line=$(as_test_user sacct -n -P -X -j "$job" -o State,ExitCode) ||
+            fail "sacct failed for job $job"
+        case ${line%%|*} in
+        '' | PENDING | RUNNING | REQUEUED | RESIZING | SUSPENDED) sleep 0.2 ;;
+        *)
+            JOB_FINAL=$line
+            log "job $job ended: $line"
+            return 0
+            ;;
+        esac
+    done
+    fail "sacct has no final state for job $job after $limit s (last: '${line:-nothing}')"
+}

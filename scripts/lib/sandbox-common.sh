@@ -20,6 +20,8 @@ sandbox_init_paths() {
     SB_SPOOL=$SANDBOX_DIR/spool/slurmd
     SB_DB=$SANDBOX_DIR/db
     SB_LOCK=$SANDBOX_DIR/lock
+    AGENT_SOCKET=$SB_RUN/accel/control.sock
+    AGENT_PIDFILE=$SB_RUN/accel-agentd.pid  # the agent itself, not its supervisor
     SLURM_CONF_FILE=$SB_ETC/slurm.conf
     MUNGE_SOCKET=$SB_RUN/munge.socket
     MYSQL_SOCKET=$SB_RUN/mariadb.socket

@@ -6,7 +6,7 @@
 # Adding a daemon (accel-agentd, accel-aggregatord) is one entry and one start function.
 
 # Start order; `down` walks it backwards.
-SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld slurmd)
+SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld agentd slurmd)
 
 # Programs `up` needs; checked first so a missing package is named before anything starts.
 SANDBOX_COMMANDS=(munged mungekey munge unmunge mariadbd mariadb-install-db mariadb slurmdbd
@@ -121,6 +121,21 @@ start_slurmctld() {
     spawn slurmctld slurmctld -D
     wait_until "$TIMEOUT" "slurmctld to answer" scontrol ping || return 1
     cancel_all_jobs "left from an earlier run"
+}
+
+# --- agentd (accel-agentd) ---------------------------------------------------------------------
+# The node agent from this build, under scripts/lib/supervise, which restarts it on failure
+# as systemd's Restart=on-failure would; the agent's own pid is in $AGENT_PIDFILE. It starts
+# before slurmd: every job's Prolog asks it.
+start_agentd() {
+    local agentd=$BUILD_DIR/bin/accel-agentd
+    [[ -x $agentd && -x $BUILD_DIR/bin/accelctl ]] ||
+        die "accel-agentd is not built in $BUILD_DIR (run scripts/build, or set ACCEL_BUILD_DIR)"
+    mkdir -p "$SB_RUN/accel" "$SB_STATE/accel"
+    chmod 0755 "$SB_RUN" "$SB_RUN/accel"
+    spawn agentd bash "$SCRIPT_DIR/lib/supervise" "$AGENT_PIDFILE" "$agentd" --config "$SB_ETC/accel.conf"
+    wait_until "$TIMEOUT" "accel-agentd to answer" \
+        "$BUILD_DIR/bin/accelctl" --config "$SB_ETC/accel.conf" status
 }
 
 # --- slurmd ------------------------------------------------------------------------------------

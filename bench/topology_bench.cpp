@@ -2,6 +2,7 @@
 // each captured XML file, beside the naive way a shell prolog would get the
 // same facts (an `lstopo-no-graphics --of xml` process) measured in the same
 // run. Output: one JSON object on stdout. Not a test: it asserts nothing.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,8 +44,9 @@ json timeLstopo(int n) {
     auto t0 = Clock::now();
     pid_t pid = fork();
     if (pid == 0) {
-      freopen("/dev/null", "w", stdout);
-      freopen("/dev/null", "w", stderr);
+      int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, STDOUT_FILENO);
+      dup2(devnull, STDERR_FILENO);
       execlp("lstopo-no-graphics", "lstopo-no-graphics", "--of", "xml", "-", nullptr);
       _exit(127);
     }

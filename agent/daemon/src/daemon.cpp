@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "accel/agent/env_file_step.h"
 #include "accel/agent/job_dir_step.h"
 #include "accel/agentd/inventory_builder.h"
 #include "accel/agentd/notify.h"
@@ -97,6 +98,7 @@ Status Daemon::start() {
   ACCEL_TRY(makeDirectory(config_.run_dir + "/jobs", 0755).context("run directory"));
   std::vector<std::unique_ptr<agent::JobStep>> steps;
   steps.push_back(std::make_unique<agent::JobDirStep>(config_.run_dir + "/jobs"));
+  steps.push_back(std::make_unique<agent::EnvFileStep>());  // last: sees every step's variables
   manager_ = std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
                                                  std::move(*inventory), std::move(steps), realtimeNs);
   auto recovered = manager_->recover();

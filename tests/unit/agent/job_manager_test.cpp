@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "accel/agent/env_file_step.h"
 #include "accel/agent/job_dir_step.h"
 #include "accel/common/safe_file.h"
 
@@ -77,6 +78,7 @@ class JobManagerTest : public ::testing::Test {
     std::vector<std::unique_ptr<JobStep>> steps;
     steps.push_back(std::make_unique<JobDirStep>(root_ + "/jobs"));
     steps.push_back(std::make_unique<FakeStep>(&res_));
+    steps.push_back(std::make_unique<EnvFileStep>());
     auto m = std::make_unique<JobManager>(JobStore(root_ + "/state"), fourGpus(), std::move(steps),
                                           [] { return int64_t{1000}; });
     auto r = m->recover();
@@ -116,6 +118,16 @@ TEST_F(JobManagerTest, PrologMakesEverythingAndEpilogRemovesIt) {
     EXPECT_EQ(st.st_uid, 4242u);
   }
   EXPECT_EQ(res_.present.count(42), 1u);
+  const std::string env_file = dir + "/accel.env";
+  ASSERT_EQ(stat(env_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  if (geteuid() == 0) {
+    EXPECT_EQ(st.st_uid, 4242u);
+  }
+  auto text = readFileNoFollow(env_file);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("export ACCEL_DEVICES='cuda1,cuda3'\n"), std::string::npos) << *text;
+  EXPECT_NE(text->find("export ACCEL_JOB_DIR='" + dir + "'\n"), std::string::npos) << *text;
   bool saw_devices = false;
   for (auto& [k, v] : r->env)
     if (k == "ACCEL_DEVICES") { EXPECT_EQ(v, "cuda1,cuda3"); saw_devices = true; }
@@ -296,6 +308,19 @@ TEST_F(JobManagerTest, TasksAndStepsAreTrackedPersistedAndReadopted) {
   ASSERT_TRUE(m->stepEnded(61, 0).ok());
   EXPECT_TRUE(m->job(61)->tasks.empty());
   EXPECT_TRUE(m->job(61)->steps.empty());
+}
+
+}  // namespace
+}  // namespace accel::agent
+
+namespace accel::agent {
+namespace {
+
+TEST(EnvFileTest, QuotesForAPosixShell) {
+  EXPECT_EQ(renderEnvFile({{"A", "x y"}, {"B", "it's"}}),
+            "# The environment accel-agent gives this job's tasks.\n"
+            "export A='x y'\n"
+            "export B='it'\\''s'\n");
 }
 
 }  // namespace

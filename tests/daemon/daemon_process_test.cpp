@@ -241,3 +241,20 @@ TEST_F(DaemonProcessTest, AnUnreadNotifySocketNeverStallsRequests) {
 
 }  // namespace
 }  // namespace accel::testing
+
+namespace accel::testing {
+namespace {
+
+TEST_F(DaemonProcessTest, PingsTheWatchdogWhenAskedAndNeverOtherwise) {
+  h_.setWatchdogUsec(200'000);  // WatchdogSec=0.2s: pings every 0.1 s
+  startOrFail();
+  EXPECT_TRUE(h_.waitNotify("WATCHDOG=1", 2s));
+  EXPECT_TRUE(h_.waitNotify("WATCHDOG=1", 2s));
+  EXPECT_EQ(h_.terminate(), 0);
+  AgentHarness quiet{HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
+  ASSERT_TRUE(quiet.start()) << quiet.startError();
+  EXPECT_FALSE(quiet.waitNotify("WATCHDOG=1", 500ms));
+}
+
+}  // namespace
+}  // namespace accel::testing

@@ -72,6 +72,11 @@ bool AgentHarness::start(std::chrono::milliseconds timeout) {
     dup2(log, STDOUT_FILENO);
     setenv("NOTIFY_SOCKET", (dir_ + "/notify.sock").c_str(), 1);
     unsetenv("JOURNAL_STREAM");
+    if (watchdog_usec_ > 0) {
+      // systemd names the pid that must ping; exec keeps ours.
+      setenv("WATCHDOG_USEC", std::to_string(watchdog_usec_).c_str(), 1);
+      setenv("WATCHDOG_PID", std::to_string(getpid()).c_str(), 1);
+    }
     execl(paths_.agentd.c_str(), paths_.agentd.c_str(), "--config", configPath().c_str(), nullptr);
     _exit(127);
   }

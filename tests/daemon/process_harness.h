@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,6 +41,8 @@ class AgentHarness {
   // On failure `startError()` holds what it printed.
   bool start(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   const std::string& startError() const { return start_error_; }
+  // Makes the next start() ask for watchdog pings, as WatchdogSec= does.
+  void setWatchdogUsec(uint64_t usec) { watchdog_usec_ = usec; }
   void kill9();
   int terminate();  // SIGTERM, waits, returns the exit status
   void signal(int sig);
@@ -61,6 +64,7 @@ class AgentHarness {
   int notify_fd_ = -1;
   std::string log_path_;
   std::string start_error_;
+  uint64_t watchdog_usec_ = 0;
 };
 
 }  // namespace accel::testing

@@ -4,8 +4,13 @@
 
 namespace accel::agent {
 
+std::string JobDirStep::pathFor(const JobRequestSpec& spec) const {
+  const std::string& root = spec.ipus > 0 && !ipu_root_.empty() ? ipu_root_ : root_;
+  return root + "/" + std::to_string(spec.job_id);
+}
+
 Status JobDirStep::setUp(JobRecord& job) {
-  const std::string dir = pathFor(job.spec.job_id);
+  const std::string dir = pathFor(job.spec);
   // A leftover from an earlier attempt may hold another owner's files: start clean.
   ACCEL_TRY(removeTree(dir));
   ACCEL_TRY(makeDirectory(dir, 0700, FileOwner{job.spec.uid, job.spec.gid}));
@@ -15,8 +20,12 @@ Status JobDirStep::setUp(JobRecord& job) {
 }
 
 Status JobDirStep::tearDown(const JobRecord& job) {
-  // Always the computed path: a record edited on disk cannot steer removal elsewhere.
-  return removeTree(pathFor(job.spec.job_id));
+  // Always computed paths: a record edited on disk cannot steer removal
+  // elsewhere. Both roots are tried: an epilog of a job the daemon never
+  // saw does not know whether it asked for IPUs.
+  ACCEL_TRY(removeTree(root_ + "/" + std::to_string(job.spec.job_id)));
+  if (ipu_root_.empty()) return okStatus();
+  return removeTree(ipu_root_ + "/" + std::to_string(job.spec.job_id));
 }
 
 }  // namespace accel::agent

@@ -18,7 +18,9 @@
 #include "accel/agent/job_dir_step.h"
 #include "accel/agentd/inventory_builder.h"
 #include "accel/agentd/notify.h"
+#include "accel/common/config_file.h"
 #include "accel/common/log.h"
+#include "accel/common/vipu_config.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
 
@@ -69,6 +71,20 @@ Status addToEpoll(int epfd, int fd) {
 
 }  // namespace
 
+// IpuofDir of vipu.conf beside accel.conf, or "" on a node without one. A
+// vipu.conf that is there but wrong stops the start, named like any config
+// error. The directory is made if missing; an existing one is left as the
+// operator set it.
+Result<std::string> Daemon::ipuofDir() const {
+  const std::string path = configPathBeside(options_.config_path, kVipuConfName);
+  if (::access(path.c_str(), F_OK) != 0) return std::string();
+  auto vipu = loadVipuConfig(path);
+  ACCEL_TRY(vipu);
+  if (::access(vipu->ipuof_dir.c_str(), F_OK) != 0)
+    ACCEL_TRY(makeDirectory(vipu->ipuof_dir, 0755).context("IpuofDir of " + path));
+  return vipu->ipuof_dir;
+}
+
 Result<agent::Inventory> Daemon::loadInventory(const AccelConfig& config) const {
   std::string xml = options_.topology_xml.value_or(config.topology_file.value_or(""));
   auto inv = agentd::loadInventory(xml);
@@ -96,8 +112,10 @@ Status Daemon::start() {
   // live below it); the state directory is root's alone.
   ACCEL_TRY(makeDirectory(config_.run_dir, 0755).context("run directory"));
   ACCEL_TRY(makeDirectory(config_.run_dir + "/jobs", 0755).context("run directory"));
+  auto ipu_root = ipuofDir();
+  ACCEL_TRY(ipu_root);
   std::vector<std::unique_ptr<agent::JobStep>> steps;
-  steps.push_back(std::make_unique<agent::JobDirStep>(config_.run_dir + "/jobs"));
+  steps.push_back(std::make_unique<agent::JobDirStep>(config_.run_dir + "/jobs", *ipu_root));
   steps.push_back(std::make_unique<agent::EnvFileStep>());  // last: sees every step's variables
   manager_ = std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
                                                  std::move(*inventory), std::move(steps), realtimeNs);

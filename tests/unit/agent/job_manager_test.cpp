@@ -325,3 +325,32 @@ TEST(EnvFileTest, QuotesForAPosixShell) {
 
 }  // namespace
 }  // namespace accel::agent
+
+namespace accel::agent {
+namespace {
+
+TEST_F(JobManagerTest, IpuJobsGetTheirDirectoryUnderTheIpuRoot) {
+  ASSERT_TRUE(makeDirectory(root_ + "/ipuof", 0755).ok());
+  JobDirStep step(root_ + "/jobs", root_ + "/ipuof");
+  JobRecord ipu;
+  ipu.spec = spec(71);
+  ipu.spec.ipus = 2;
+  ASSERT_TRUE(step.setUp(ipu).ok());
+  EXPECT_EQ(ipu.job_dir, root_ + "/ipuof/71");
+  EXPECT_TRUE(exists(root_ + "/ipuof/71"));
+  JobRecord plain;
+  plain.spec = spec(72);
+  ASSERT_TRUE(step.setUp(plain).ok());
+  EXPECT_EQ(plain.job_dir, root_ + "/jobs/72");
+  // An epilog that knows only the job id removes the directory wherever it is.
+  JobRecord bare;
+  bare.spec.job_id = 71;
+  ASSERT_TRUE(step.tearDown(bare).ok());
+  EXPECT_FALSE(exists(root_ + "/ipuof/71"));
+  bare.spec.job_id = 72;
+  ASSERT_TRUE(step.tearDown(bare).ok());
+  EXPECT_FALSE(exists(root_ + "/jobs/72"));
+}
+
+}  // namespace
+}  // namespace accel::agent

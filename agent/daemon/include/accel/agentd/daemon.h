@@ -40,6 +40,7 @@ class Daemon {
 
  private:
   Result<agent::Inventory> loadInventory(const AccelConfig& config) const;
+  Result<std::string> ipuofDir() const;
   void onAccept();
   void serve(ipc::Socket conn);
   void serveOne(ipc::Socket& conn);

@@ -1,5 +1,7 @@
 // accelctl prolog / epilog: what slurmd runs. They read Slurm's environment,
 // ask the daemon, and exit with a code slurmd acts on. Bounded by HookTimeout.
+#include <unistd.h>
+
 #include <charconv>
 #include <string>
 
@@ -21,7 +23,13 @@ struct HookEnv {
   int32_t appliance_signal = 0;
   uint32_t appliance_signal_lead_sec = 0;
 
-  bool asksForAccelerators() const { return ipus > 0 || !gpus.empty() || appliance_time_sec >= 0; }
+  bool limit_from_default = false;  // the site's ApplianceTimeDefault, not the user's option
+
+  // A job that asked for nothing of ours runs even when the agent is down; a
+  // limit the site applied by default is not the job asking.
+  bool asksForAccelerators() const {
+    return ipus > 0 || !gpus.empty() || (appliance_time_sec >= 0 && !limit_from_default);
+  }
 };
 
 // A whole non-negative number, or an error naming the variable.
@@ -76,6 +84,7 @@ Result<HookEnv> readEnv(const CliIo& io, bool full) {
   auto limit = number<int64_t>(io, "SPANK_ACCEL_APPLIANCE_TIME", false, -1);
   ACCEL_TRY(limit);
   e.appliance_time_sec = *limit;
+  e.limit_from_default = text(io, "SPANK_ACCEL_APPLIANCE_TIME_SOURCE") == "default";
   auto sig = number<int32_t>(io, "SPANK_ACCEL_APPLIANCE_SIGNAL", false, 0);
   ACCEL_TRY(sig);
   e.appliance_signal = *sig;
@@ -120,9 +129,15 @@ int runHook(const char* phase, bool is_prolog, const std::vector<std::string>& a
   if (!reply.ok()) {
     // A job that asked for nothing of ours must not fail or drain the node
     // because the agent is down; one that did must not start without it.
-    bool needed = is_prolog && env->asksForAccelerators();
+    // An epilog is needed when the agent holds something of the job: its
+    // record is still in the run directory (root reads it even with the
+    // daemon down). Leaving it would leak what the prolog made.
+    bool needed = is_prolog ? env->asksForAccelerators()
+                            : ::access((config->run_dir + "/state/" + std::to_string(env->job_id) + ".json").c_str(),
+                                       F_OK) == 0;
     if (!needed && reply.error().code() == ErrorCode::kUnavailable) {
-      io.err(tag + job + reply.error().message() + "; job asked for no accelerators, continuing");
+      io.err(tag + job + reply.error().message() +
+             (is_prolog ? "; job asked for no accelerators, continuing" : "; nothing of the job to clean, continuing"));
       return kOk;
     }
     io.err(tag + job + reply.error().message());

@@ -1,28 +1,46 @@
 // accelctl topology / config check: verbs that work without the daemon.
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
 #include "accel/common/config.h"
 #include "accel/ctl/client.h"
-#include "accel/topology/loader.h"
-#include "accel/topology/render.h"
 
 namespace accel::ctl {
 
+// accelctl is linked statically so that slurmd's hooks start fast; hwloc
+// (and the libudev it needs) cannot be, so the topology is shown by
+// accel-agentd, which owns it, from the same directory as this program.
 int verbTopology(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
-  topo::LoadOptions opts;
+  std::vector<std::string> argv{"accel-agentd", "--print-topology"};
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--xml" && i + 1 < args.size()) {
-      opts.xml_path = args[++i];
+      argv.push_back("--xml");
+      argv.push_back(args[++i]);
     } else {
       io.err("accelctl: topology: unexpected argument '" + args[i] + "'; usage: accelctl topology [--xml FILE] [--json]");
       return kUsage;
     }
   }
-  auto t = topo::loadTopology(opts);
-  if (!t.ok()) {
-    io.err("accelctl: topology: " + t.error().message());
+  if (g.json) argv.push_back("--json");
+  char self[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    io.err(std::string("accelctl: topology: cannot find my own directory: ") + std::strerror(errno));
     return kNodeFault;
   }
-  io.out(g.json ? topo::renderJson(*t) + "\n" : topo::renderTable(*t));
-  return kOk;
+  self[n] = '\0';
+  std::string dir(self);
+  const std::string agentd = dir.substr(0, dir.rfind('/')) + "/accel-agentd";
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  ::execv(agentd.c_str(), cargv.data());
+  io.err("accelctl: topology: cannot run " + agentd + ": " + std::strerror(errno) +
+         " (accelctl and accel-agentd are installed side by side)");
+  return kNodeFault;
 }
 
 int verbConfig(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {

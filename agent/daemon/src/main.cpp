@@ -7,6 +7,8 @@
 #include "accel/agentd/daemon.h"
 #include "accel/common/config.h"
 #include "accel/common/log.h"
+#include "accel/topology/loader.h"
+#include "accel/topology/render.h"
 
 namespace {
 
@@ -18,7 +20,11 @@ constexpr const char* kUsage =
     "                   found through SLURM_CONF)\n"
     "  --topology XML   read the node's topology from this hwloc XML file instead\n"
     "                   of the live system (overrides TopologyFile)\n"
-    "  --version        print the version and exit\n";
+    "  --version        print the version and exit\n"
+    "\n"
+    "usage: accel-agentd --print-topology [--xml FILE] [--json]\n"
+    "  print the node's topology as the agent sees it, and exit (what\n"
+    "  'accelctl topology' shows)\n";
 
 int usageError(const std::string& what) {
   std::fprintf(stderr, "accel-agentd: %s\n%s", what.c_str(), kUsage);
@@ -27,7 +33,31 @@ int usageError(const std::string& what) {
 
 }  // namespace
 
+// --print-topology [--xml FILE] [--json]: one look at the topology, then exit.
+int printTopology(int argc, char** argv) {
+  accel::topo::LoadOptions opts;
+  bool json = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--json") json = true;
+    else if (a == "--xml" && i + 1 < argc) opts.xml_path = argv[++i];
+    else {
+      std::fprintf(stderr, "accelctl: topology: unexpected argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  auto t = accel::topo::loadTopology(opts);
+  if (!t.ok()) {
+    std::fprintf(stderr, "accelctl: topology: %s\n", t.error().message().c_str());
+    return 1;
+  }
+  std::string out = json ? accel::topo::renderJson(*t) + "\n" : accel::topo::renderTable(*t);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--print-topology") == 0) return printTopology(argc, argv);
   accel::log::init("accel-agentd", accel::log::Level::kInfo);
   accel::agentd::DaemonOptions opts;
   for (int i = 1; i < argc; ++i) {

@@ -188,6 +188,26 @@ TEST_F(DaemonProcessTest, DaemonDownFailsOnlyJobsThatNeedIt) {
   EXPECT_EQ(gpu.exit_code, 1);
   EXPECT_NE(gpu.err.find("not running"), std::string::npos) << gpu.err;
   EXPECT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(6001, 4242)).exit_code, 0);
+  // A limit the site applied by default is not the job asking; one the user gave is.
+  auto defaulted = AgentHarness::jobEnv(6003, 4242);
+  defaulted["SPANK_ACCEL_APPLIANCE_TIME"] = "1800";
+  defaulted["SPANK_ACCEL_APPLIANCE_TIME_SOURCE"] = "default";
+  EXPECT_EQ(h_.ctl({"prolog"}, defaulted).exit_code, 0);
+  defaulted["SPANK_ACCEL_APPLIANCE_TIME_SOURCE"] = "option";
+  EXPECT_EQ(h_.ctl({"prolog"}, defaulted).exit_code, 1);
+}
+
+TEST_F(DaemonProcessTest, EpilogWithDaemonDownFailsOnlyWhenSomethingIsLeftToClean) {
+  startOrFail();
+  ASSERT_EQ(h_.ctl({"prolog"}, AgentHarness::jobEnv(6101, 4242)).exit_code, 0);
+  h_.kill9();
+  auto held = h_.ctl({"epilog"}, AgentHarness::jobEnv(6101, 4242));
+  EXPECT_EQ(held.exit_code, 1) << held.err;  // its directory and record would leak
+  auto unknown = h_.ctl({"epilog"}, AgentHarness::jobEnv(6102, 4242));
+  EXPECT_EQ(unknown.exit_code, 0) << unknown.err;
+  startOrFail();
+  EXPECT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(6101, 4242)).exit_code, 0);
+  EXPECT_FALSE(exists(h_.runDir() + "/jobs/6101"));
 }
 
 TEST_F(DaemonProcessTest, ReloadKeepsJobsAndBadReloadKeepsOldConfig) {

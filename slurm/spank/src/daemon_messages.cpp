@@ -1,0 +1,116 @@
+#include "accel/spank/daemon_messages.h"
+
+#include "accel/schemas/control_generated.h"
+
+namespace accel::spank {
+namespace {
+
+namespace fb = accel::control;
+
+std::vector<std::uint8_t> finish(flatbuffers::FlatBufferBuilder& fbb, fb::RequestBody type,
+                                 flatbuffers::Offset<void> body) {
+  fbb.Finish(fb::CreateRequest(fbb, 1, type, body), fb::RequestIdentifier());
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+Outcome outcomeOf(fb::Outcome o) {
+  switch (o) {
+    case fb::Outcome::Ok:
+      return Outcome::kOk;
+    case fb::Outcome::BadRequest:
+      return Outcome::kBadRequest;
+    case fb::Outcome::PermissionDenied:
+      return Outcome::kPermissionDenied;
+    case fb::Outcome::NotFound:
+      return Outcome::kNotFound;
+    case fb::Outcome::UserError:
+      return Outcome::kUserError;
+    case fb::Outcome::NodeFault:
+      return Outcome::kNodeFault;
+    case fb::Outcome::Busy:
+      return Outcome::kBusy;
+  }
+  // A newer daemon may add outcomes; the plugin treats them as failures.
+  return Outcome::kUnknown;
+}
+
+std::string str(const flatbuffers::String* s) { return s == nullptr ? std::string() : s->str(); }
+
+JobView jobViewOf(const fb::JobInfo& info) {
+  JobView view;
+  view.failed = info.state() == fb::JobState::Failed;
+  const char* name = fb::EnumNameJobState(info.state());
+  view.state =
+      (name != nullptr && *name != '\0') ? name : std::to_string(static_cast<int>(info.state()));
+  view.last_error = str(info.last_error());
+  if (info.env() != nullptr) {
+    for (const auto* var : *info.env()) {
+      if (var == nullptr || var->name() == nullptr || var->name()->size() == 0) continue;
+      view.env.emplace_back(var->name()->str(), str(var->value()));
+    }
+  }
+  return view;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encodeJobRequest(std::uint32_t job_id) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  return finish(fbb, fb::RequestBody::JobRequest, fb::CreateJobRequest(fbb, job_id).Union());
+}
+
+std::vector<std::uint8_t> encodeTaskRequest(std::uint32_t job_id, std::uint32_t step_id, pid_t pid,
+                                            std::uint64_t start_ticks, TaskEvent event,
+                                            int exit_status) {
+  flatbuffers::FlatBufferBuilder fbb(96);
+  auto kind = event == TaskEvent::kStarted ? fb::TaskEventKind::Started : fb::TaskEventKind::Exited;
+  auto body = fb::CreateTaskRequest(fbb, job_id, step_id, pid, start_ticks, kind, exit_status);
+  return finish(fbb, fb::RequestBody::TaskRequest, body.Union());
+}
+
+std::vector<std::uint8_t> encodeStepRequest(std::uint32_t job_id, std::uint32_t step_id,
+                                            StepEvent event, int exit_code) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto kind = event == StepEvent::kStarted ? fb::StepEventKind::Started : fb::StepEventKind::Ended;
+  return finish(fbb, fb::RequestBody::StepRequest,
+                fb::CreateStepRequest(fbb, job_id, step_id, kind, exit_code).Union());
+}
+
+Result<DaemonReply> decodeReply(std::span<const std::uint8_t> bytes) {
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = 16;
+  opts.max_tables = 4096;
+  flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
+  if (bytes.empty() || !v.VerifyBuffer<fb::Reply>(nullptr))
+    return Error(ErrorCode::kParse, "accel-agentd's reply failed verification");
+  const auto* r = flatbuffers::GetRoot<fb::Reply>(bytes.data());
+  DaemonReply out;
+  out.outcome = outcomeOf(r->outcome());
+  out.message = str(r->message());
+  if (const auto* info = r->body_as_JobInfo()) out.job = jobViewOf(*info);
+  return out;
+}
+
+const char* outcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return "Ok";
+    case Outcome::kBadRequest:
+      return "BadRequest";
+    case Outcome::kPermissionDenied:
+      return "PermissionDenied";
+    case Outcome::kNotFound:
+      return "NotFound";
+    case Outcome::kUserError:
+      return "UserError";
+    case Outcome::kNodeFault:
+      return "NodeFault";
+    case Outcome::kBusy:
+      return "Busy";
+    case Outcome::kUnknown:
+      break;
+  }
+  return "Unknown";
+}
+
+}  // namespace accel::spank

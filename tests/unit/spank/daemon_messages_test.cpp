@@ -64,11 +64,15 @@ TEST(Encode, TaskRequests) {
 }
 
 TEST(Encode, StepRequests) {
-  const auto* s = verified(encodeStepRequest(42, 7, StepEvent::kStarted, 0))->body_as_StepRequest();
+  // The buffers must outlive the views read from them.
+  const auto started = encodeStepRequest(42, 7, StepEvent::kStarted, 0);
+  const auto* s = verified(started)->body_as_StepRequest();
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->step_id(), 7u);
   EXPECT_EQ(s->kind(), fb::StepEventKind::Started);
-  s = verified(encodeStepRequest(42, 7, StepEvent::kEnded, 3))->body_as_StepRequest();
+  const auto ended = encodeStepRequest(42, 7, StepEvent::kEnded, 3);
+  s = verified(ended)->body_as_StepRequest();
+  ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->kind(), fb::StepEventKind::Ended);
   EXPECT_EQ(s->exit_code(), 3);
 }

@@ -39,7 +39,9 @@ struct Args {
   int idle_seconds = 10;
 };
 
-// Spawns argv with exactly `env`, output to /dev/null; returns microseconds to exit.
+// Spawns argv with exactly `env`, output to /dev/null (stderr to the file
+// named by BENCH_STDERR when set, to see why runs fail); returns
+// microseconds to exit.
 double timedRun(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, int* status) {
   std::vector<std::string> envs;
   for (const auto& [k, v] : env) envs.push_back(k + "=" + v);

@@ -1,0 +1,152 @@
+#include <time.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "accel/appliance/appliance.h"
+
+namespace accel::appliance {
+namespace {
+
+using nlohmann::json;
+
+bool digits(std::string_view s, size_t at, size_t n, int& out) {
+  if (at + n > s.size()) return false;
+  auto r = std::from_chars(s.data() + at, s.data() + at + n, out);
+  return r.ec == std::errc() && r.ptr == s.data() + at + n;
+}
+
+Result<ApplianceState> parseState(const std::string& s) {
+  if (s == "QUEUED" || s == "PENDING" || s == "SCHEDULED") return ApplianceState::kQueued;
+  if (s == "RUNNING" || s == "INITIALIZING") return ApplianceState::kRunning;
+  if (s == "SUCCEEDED" || s == "COMPLETED") return ApplianceState::kSucceeded;
+  if (s == "FAILED") return ApplianceState::kFailed;
+  if (s == "CANCELLED" || s == "CANCELED") return ApplianceState::kCancelled;
+  return Error(ErrorCode::kParse, "unknown job state \"" + s + "\"");
+}
+
+Result<int64_t> optionalTime(const json& item, const char* key) {
+  auto it = item.find(key);
+  if (it == item.end() || it->is_null()) return int64_t{0};
+  if (!it->is_string()) return Error(ErrorCode::kParse, std::string(key) + " is not a string");
+  auto t = parseRfc3339(it->get<std::string>());
+  if (!t.ok()) return t.error().context(key);
+  return t;
+}
+
+// The Slurm job id label, 0 when absent or not a job id.
+uint32_t slurmJobId(const json& item) {
+  auto labels = item.find("labels");
+  if (labels == item.end() || !labels->is_object()) return 0;
+  auto v = labels->find(std::string(kSlurmJobLabel));
+  if (v == labels->end() || !v->is_string()) return 0;
+  const std::string& s = v->get_ref<const std::string&>();
+  uint32_t id = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), id);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return 0;
+  return id;
+}
+
+Result<ApplianceJob> parseItem(const json& item) {
+  if (!item.is_object()) return Error(ErrorCode::kParse, "item is not an object");
+  ApplianceJob job;
+  auto name = item.find("name");
+  if (name == item.end() || !name->is_string() || !isValidJobId(name->get<std::string>()))
+    return Error(ErrorCode::kParse, "item without a valid \"name\"");
+  job.id = name->get<std::string>();
+  auto state = item.find("state");
+  if (state == item.end() || !state->is_string()) return Error(ErrorCode::kParse, job.id + ": no state");
+  auto st = parseState(state->get<std::string>());
+  if (!st.ok()) return st.error().context(job.id);
+  job.state = *st;
+  auto systems = item.find("systems");
+  if (systems != item.end() && !systems->is_null()) {
+    if (!systems->is_number_unsigned() || systems->get<uint64_t>() > 4096)
+      return Error(ErrorCode::kParse, job.id + ": bad \"systems\"");
+    job.systems = systems->get<uint32_t>();
+  }
+  if (auto user = item.find("user"); user != item.end() && user->is_string()) job.user = *user;
+  auto c = optionalTime(item, "createTime"), s = optionalTime(item, "startTime"),
+       e = optionalTime(item, "endTime");
+  for (auto* t : {&c, &s, &e})
+    if (!t->ok()) return t->error().context(job.id);
+  job.create_ns = *c;
+  job.start_ns = *s;
+  job.end_ns = *e;
+  job.slurm_job_id = slurmJobId(item);
+  return job;
+}
+
+}  // namespace
+
+const char* stateName(ApplianceState s) {
+  switch (s) {
+    case ApplianceState::kQueued: return "queued";
+    case ApplianceState::kRunning: return "running";
+    case ApplianceState::kSucceeded: return "succeeded";
+    case ApplianceState::kFailed: return "failed";
+    case ApplianceState::kCancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
+bool isFinal(ApplianceState s) {
+  return s == ApplianceState::kSucceeded || s == ApplianceState::kFailed ||
+         s == ApplianceState::kCancelled;
+}
+
+bool isValidJobId(std::string_view id) {
+  if (id.empty() || id.size() > 63 || id[0] < 'a' || id[0] > 'z') return false;
+  for (char c : id)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
+}
+
+Result<int64_t> parseRfc3339(std::string_view s) {
+  tm t{};
+  if (!digits(s, 0, 4, t.tm_year) || s.size() < 20 || s[4] != '-' || !digits(s, 5, 2, t.tm_mon) ||
+      s[7] != '-' || !digits(s, 8, 2, t.tm_mday) || (s[10] != 'T' && s[10] != ' ') ||
+      !digits(s, 11, 2, t.tm_hour) || s[13] != ':' || !digits(s, 14, 2, t.tm_min) || s[16] != ':' ||
+      !digits(s, 17, 2, t.tm_sec))
+    return Error(ErrorCode::kParse, "bad time \"" + std::string(s.substr(0, 40)) + "\"");
+  if (t.tm_mon < 1 || t.tm_mon > 12 || t.tm_mday < 1 || t.tm_mday > 31 || t.tm_hour > 23 ||
+      t.tm_min > 59 || t.tm_sec > 60)
+    return Error(ErrorCode::kParse, "time out of range \"" + std::string(s.substr(0, 40)) + "\"");
+  size_t i = 19;
+  int64_t frac_ns = 0;
+  if (i < s.size() && s[i] == '.') {
+    int64_t scale = 100000000;
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, scale /= 10) frac_ns += (s[i] - '0') * scale;
+  }
+  int offset_min = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    int hh = 0, mm = 0;
+    if (!digits(s, i + 1, 2, hh) || s.size() != i + 6 || s[i + 3] != ':' || !digits(s, i + 4, 2, mm))
+      return Error(ErrorCode::kParse, "bad time offset in \"" + std::string(s.substr(0, 40)) + "\"");
+    offset_min = (s[i] == '-' ? -1 : 1) * (hh * 60 + mm);
+  } else if (i + 1 != s.size() || s[i] != 'Z') {
+    return Error(ErrorCode::kParse, "bad time zone in \"" + std::string(s.substr(0, 40)) + "\"");
+  }
+  t.tm_year -= 1900;
+  t.tm_mon -= 1;
+  time_t secs = ::timegm(&t);
+  return (static_cast<int64_t>(secs) - offset_min * 60LL) * 1000000000LL + frac_ns;
+}
+
+Result<std::vector<ApplianceJob>> parseCsctlJobs(std::string_view text) {
+  auto doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return Error(ErrorCode::kParse, "not a JSON object");
+  auto items = doc.find("items");
+  if (items == doc.end() || !(items->is_array() || items->is_null()))
+    return Error(ErrorCode::kParse, "no \"items\" list");
+  std::vector<ApplianceJob> out;
+  if (items->is_null()) return out;
+  for (const auto& item : *items) {
+    auto job = parseItem(item);
+    if (!job.ok()) return job.error();
+    if (job->slurm_job_id != 0) out.push_back(std::move(*job));
+  }
+  return out;
+}
+
+}  // namespace accel::appliance

@@ -1,0 +1,93 @@
+#include "accel/fabric/nic_choice.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace accel::fabric {
+namespace {
+
+bool listed(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// A NIC the job may use; `nic` is null for a configured name hwloc did not
+// report (its locality is unknown).
+struct Candidate {
+  std::string netdev;
+  const topo::Nic* nic = nullptr;
+  std::optional<topo::Distance> best;  // set once chosen for some accelerator
+};
+
+std::vector<Candidate> candidates(const topo::NodeTopology& topology,
+                                  const std::vector<std::string>& configured,
+                                  const std::vector<std::string>& avoid) {
+  std::vector<Candidate> out;
+  for (const auto& nic : topology.nics) {
+    if (nic.netdev.empty() || listed(avoid, nic.netdev)) continue;
+    if (!configured.empty() && !listed(configured, nic.netdev)) continue;
+    out.push_back({nic.netdev, &nic, std::nullopt});
+  }
+  for (const auto& name : configured) {
+    bool known = std::any_of(out.begin(), out.end(),
+                             [&](const Candidate& c) { return c.netdev == name; });
+    if (!known) out.push_back({name, nullptr, std::nullopt});
+  }
+  return out;
+}
+
+topo::Distance distanceTo(const topo::Accelerator& accelerator, const Candidate& candidate) {
+  return candidate.nic ? topo::distance(accelerator, *candidate.nic) : topo::Distance::kOtherSocket;
+}
+
+void chooseFor(const topo::Accelerator& accelerator, std::vector<Candidate>& all) {
+  std::optional<topo::Distance> best;
+  for (const auto& c : all) {
+    auto d = distanceTo(accelerator, c);
+    if (!best || topo::distanceRank(d) < topo::distanceRank(*best)) best = d;
+  }
+  for (auto& c : all) {
+    if (distanceTo(accelerator, c) != *best) continue;
+    if (!c.best || topo::distanceRank(*best) < topo::distanceRank(*c.best)) c.best = best;
+  }
+}
+
+}  // namespace
+
+Result<std::vector<FabricNic>> chooseFabricNics(const topo::NodeTopology& topology,
+                                                const std::vector<unsigned>& accelerators,
+                                                const std::vector<std::string>& configured,
+                                                const std::vector<std::string>& avoid) {
+  for (const auto& name : configured) {
+    if (listed(avoid, name)) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "fabric: " + name + " is configured as a fabric interface but is the "
+                   "management interface");
+    }
+  }
+  auto all = candidates(topology, configured, avoid);
+  for (unsigned index : accelerators) {
+    if (index >= topology.accelerators.size()) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "fabric: accelerator " + std::to_string(index) + " is not on this node (" +
+                       std::to_string(topology.accelerators.size()) + " accelerators)");
+    }
+    if (!all.empty()) chooseFor(topology.accelerators[index], all);
+  }
+  std::vector<FabricNic> chosen;
+  for (const auto& c : all) {
+    if (c.best) {
+      chosen.push_back({c.netdev, *c.best});
+    } else if (accelerators.empty() && !configured.empty()) {
+      chosen.push_back({c.netdev, topo::Distance::kOtherSocket});
+    }
+  }
+  return chosen;
+}
+
+std::vector<std::string> nicNames(const std::vector<FabricNic>& nics) {
+  std::vector<std::string> names;
+  for (const auto& nic : nics) names.push_back(nic.netdev);
+  return names;
+}
+
+}  // namespace accel::fabric

@@ -88,6 +88,34 @@ ConfigSchema makeAccelSchema() {
            .help = "Largest appliance time limit a job may ask for; sbatch, salloc and srun "
                    "refuse a larger --appliance-time or --job-time-sec at submission.",
            .store = storeIn<&C::appliance_time_max>},
+          {.name = "AggregatorAddress",
+           .type = ValueType::kString,
+           .help = "ZeroMQ endpoint of accel-aggregatord, e.g. tcp://ctl1:7450. Job events are "
+                   "spooled on the node and streamed there. Unset: events are only spooled.",
+           .store = storeIn<&C::aggregator_address>},
+          {.name = "AggregatorPublicKeyFile",
+           .type = ValueType::kPath,
+           .default_value = "/etc/accel-agent/aggregator.pub",
+           .help = "The aggregator's CURVE public key (made by accel-keygen).",
+           .store = storeIn<&C::aggregator_public_key_file>},
+          {.name = "NodeKeyFile",
+           .type = ValueType::kPath,
+           .default_value = "/etc/accel-agent/node.key",
+           .help = "This node's CURVE secret key (accel-keygen). Refused if group or others can read "
+                   "it. Its .pub file goes into the aggregator's AllowListDir as NODE.pub.",
+           .store = storeIn<&C::node_key_file>},
+          {.name = "EventSpoolDir",
+           .type = ValueType::kPath,
+           .help = "Directory of the event spool (events not yet acknowledged by the aggregator) "
+                   "and the agent epoch. Unset: spool/ under StateDir.",
+           .store = storeIn<&C::event_spool_dir>},
+          {.name = "EventSpoolMaxSize",
+           .type = ValueType::kSize,
+           .default_value = "256M",
+           .min = 1 << 20,
+           .help = "Most disk space the event spool may use. When it is full, heartbeats are dropped "
+                   "first; the last eighth is kept for job lifecycle events.",
+           .store = storeIn<&C::event_spool_max_size>},
       }};
 }
 

@@ -7,6 +7,7 @@
 //   auto path = defaultConfigPath(getenv("SLURM_CONF"), kAccelConfName);  // or --config
 //   auto config = loadAccelConfig(*path);
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,12 @@ struct AccelConfig {
   std::optional<std::string> hw_mock_dir;
   std::optional<SlurmDuration> appliance_time_default;
   SlurmDuration appliance_time_max;
+  // Event stream to accel-aggregatord (ipc/events/outbox.h).
+  std::optional<std::string> aggregator_address;
+  std::string aggregator_public_key_file;
+  std::string node_key_file;
+  std::optional<std::string> event_spool_dir;
+  std::uint64_t event_spool_max_size = 0;
 };
 
 // "error", "warning", "info" or "debug".

@@ -1,0 +1,44 @@
+#pragma once
+// Writes finished jobs' summaries into AdminComment: the pending_comments
+// table is the queue, so writes survive restarts and outages of slurmdbd
+// (back-fill). Rate-limited by a token bucket; a failed write is retried with
+// exponential back-off. Owns no thread: the caller calls runOnce().
+#include <chrono>
+#include <cstdint>
+#include <functional>
+
+#include "accel/aggregator/accounting.h"
+#include "accel/aggregator/metrics.h"
+#include "accel/aggregator/store.h"
+
+namespace accel::aggregator {
+
+struct CommentWriterOptions {
+  double writes_per_second = 10;  // attempts, successful or not
+  std::chrono::seconds retry_min{2};
+  std::chrono::seconds retry_max{600};
+};
+
+class CommentWriter {
+ public:
+  using Clock = std::function<int64_t()>;  // nanoseconds, CLOCK_REALTIME in production
+  CommentWriter(Store& store, Accounting& accounting, Metrics& metrics, CommentWriterOptions options, Clock clock);
+
+  // Attempts the writes that are due, as many as the rate allows now.
+  // Returns how many succeeded; an error only when the store fails.
+  Result<int> runOnce();
+
+ private:
+  Status writeOne(const PendingComment& p, int64_t now);
+  int64_t retryDelayNs(uint32_t attempts) const;
+
+  Store& store_;
+  Accounting& accounting_;
+  Metrics& metrics_;
+  CommentWriterOptions options_;
+  Clock clock_;
+  double tokens_ = 1;
+  int64_t last_refill_ns_ = 0;
+};
+
+}  // namespace accel::aggregator

@@ -1,0 +1,38 @@
+#pragma once
+// accel-aggregator.conf: settings of accel-aggregatord, in slurm.conf's
+// Key=Value syntax, with its own key table (config.cpp). Unknown keys are
+// errors naming file, line and key, as for accel.conf.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "accel/common/config_schema.h"
+#include "accel/common/result.h"
+
+namespace accel::aggregator {
+
+inline constexpr std::string_view kAggregatorConfName = "accel-aggregator.conf";
+
+struct AggregatorConfig {
+  enum class LogLevel { kError, kWarning, kInfo, kDebug };  // order of the LogLevel choices
+  std::string listen;
+  std::string secret_key_file;
+  std::string allow_list_dir;
+  std::string database;
+  std::optional<std::string> metrics_address;
+  uint32_t comment_writes_per_second = 0;
+  bool write_comments = true;
+  std::optional<std::string> cluster_name;
+  std::optional<std::string> slurm_conf;
+  uint64_t max_frame_bytes = 0;
+  uint32_t batch_size = 0;
+  LogLevel log_level = LogLevel::kInfo;
+};
+
+const ConfigSchema& aggregatorConfigSchema();
+Result<AggregatorConfig> parseAggregatorConfig(std::string_view text,
+                                               std::string_view file_name = kAggregatorConfName);
+Result<AggregatorConfig> loadAggregatorConfig(const std::string& path);
+
+}  // namespace accel::aggregator

@@ -1,0 +1,54 @@
+#pragma once
+// The ingest decision for each received frame, without ZeroMQ: size cap,
+// verification, the sender's identity, dedupe, then batching into one
+// transaction. An event is accepted only as the next sequence number of its
+// (node, epoch) stream; lower ones are duplicates (dropped, re-acknowledged),
+// higher ones mean an earlier one was lost on the way (dropped; the agent
+// resends from its oldest unacknowledged event).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "accel/aggregator/metrics.h"
+#include "accel/aggregator/store.h"
+
+namespace accel::aggregator {
+
+class Ingestor {
+ public:
+  Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes);
+
+  // Reads every stream's acknowledged sequence number from the store.
+  Status load();
+
+  // One payload frame from a peer authenticated as `peer_node` (empty: no
+  // identity check). Returns the stream to acknowledge to that peer (also
+  // for duplicates and gaps), or nullopt when the frame was rejected.
+  std::optional<StreamKey> offer(const std::string& peer_node, std::span<const uint8_t> bytes, int64_t now_ns);
+
+  // Writes the open batch in one transaction. On failure nothing of the
+  // batch counts as received (the agents will resend it).
+  Status commit(int64_t now_ns);
+  size_t pending() const { return batch_.events.size(); }
+
+  // Highest committed sequence number of a stream (0: none).
+  uint64_t acked(const StreamKey& key) const;
+
+ private:
+  Result<JobSummary*> job(uint32_t job_id);
+  void merge(const event::Envelope& env);
+
+  Store& store_;
+  Metrics& metrics_;
+  size_t max_frame_;
+  std::map<StreamKey, uint64_t> committed_;
+  std::map<StreamKey, uint64_t> staged_;  // streams advanced by the open batch
+  std::map<uint32_t, JobSummary> jobs_;   // cache; dropped when a commit fails
+  std::map<uint32_t, bool> touched_;      // job -> its comment is due
+  std::map<std::string, double> lag_;
+  Batch batch_;
+};
+
+}  // namespace accel::aggregator

@@ -1,0 +1,38 @@
+#pragma once
+// The aggregator's counters, shared by its threads, rendered in the
+// Prometheus text format (served by MetricsServer, metrics_server.h).
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace accel::aggregator {
+
+// Why a frame was refused; append only (the names are metric labels).
+enum class Reject { kFrames, kOversized, kInvalid, kNodeMismatch, kOutOfOrder, kUnknownKey, kCount };
+const char* rejectName(Reject reason);
+
+struct Metrics {
+  std::atomic<uint64_t> events_in{0};     // accepted and committed
+  std::atomic<uint64_t> duplicates{0};
+  std::array<std::atomic<uint64_t>, size_t(Reject::kCount)> rejected{};
+  std::atomic<uint64_t> unknown_kinds{0};  // valid envelopes of an event kind this build does not know
+  std::atomic<uint64_t> batches{0};
+  std::atomic<uint64_t> commit_failures{0};
+  std::atomic<uint64_t> comment_writes{0};
+  std::atomic<uint64_t> comment_failures{0};
+  std::atomic<int64_t> comments_pending{0};
+
+  void reject(Reject r) { ++rejected[size_t(r)]; }
+  // Lag of `node`: receive time minus event time of its latest event.
+  void setLag(const std::string& node, double seconds);
+  std::string render() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, double> lag_;
+};
+
+}  // namespace accel::aggregator

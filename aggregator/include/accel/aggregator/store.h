@@ -1,0 +1,82 @@
+#pragma once
+// The aggregator's SQLite database (WAL): every accepted event, each
+// (node, epoch)'s acknowledged sequence number, each job's merged summary
+// and the AdminComment writes still to do. One Store per thread.
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "accel/aggregator/summary.h"
+#include "accel/common/result.h"
+#include "accel/events/codec.h"
+
+namespace accel::aggregator {
+
+using StreamKey = std::pair<std::string, uint64_t>;  // node, epoch
+
+struct StoredEvent {
+  int64_t row = 0;  // filled by reads
+  event::Header header;
+  std::string kind;
+  uint32_t job_id = 0;
+  int64_t received_ns = 0;
+  std::vector<uint8_t> envelope;  // the bytes as received (verified)
+};
+
+// Everything one ingest batch changes, written in one transaction.
+struct Batch {
+  std::vector<StoredEvent> events;
+  std::map<StreamKey, uint64_t> progress;  // new acknowledged seq per stream
+  std::vector<JobSummary> jobs;            // summaries to save
+  std::vector<uint32_t> comment_jobs;      // jobs whose AdminComment is (again) due
+  int64_t now_ns = 0;
+};
+
+struct PendingComment {
+  uint32_t job_id = 0;
+  uint64_t generation = 0;  // raised whenever the job is queued again
+  uint32_t attempts = 0;
+};
+
+struct EventFilter {
+  std::optional<uint32_t> job_id;
+  std::optional<std::string> node;
+  int64_t after_row = 0;
+  int limit = 1000;
+};
+
+class Store {
+ public:
+  enum class Mode { kReadWrite, kReadOnly };
+  // kReadWrite creates the file and schema; kReadOnly never writes.
+  static Result<std::unique_ptr<Store>> open(const std::string& path, Mode mode);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  Result<std::map<StreamKey, uint64_t>> loadProgress();
+  Result<std::optional<JobSummary>> loadJob(uint32_t job_id);
+  Status commit(const Batch& batch);
+
+  Result<std::vector<PendingComment>> duePending(int64_t now_ns, int limit);
+  // Removes the row if it still has `generation` (a newer queueing wins).
+  Status finishPending(uint32_t job_id, uint64_t generation);
+  Status deferPending(uint32_t job_id, uint64_t generation, int64_t next_ns, const std::string& error);
+  Result<int64_t> pendingCount();
+
+  Result<std::vector<StoredEvent>> readEvents(const EventFilter& filter);
+
+ private:
+  explicit Store(sqlite3* db) : db_(db) {}
+  Status exec(const char* sql);
+  Status createSchema();
+  sqlite3* db_;
+};
+
+}  // namespace accel::aggregator

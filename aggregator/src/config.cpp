@@ -1,0 +1,110 @@
+// The key table of accel-aggregator.conf, one row per key.
+#include "accel/aggregator/config.h"
+
+#include "accel/common/config_file.h"
+
+namespace accel::aggregator {
+namespace {
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+ConfigSchema makeSchema() {
+  using C = AggregatorConfig;
+  return ConfigSchema{
+      .file_name = kAggregatorConfName,
+      .summary = "Settings of accel-aggregatord, the central service that receives every node's job "
+                 "events and writes job summaries into Slurm accounting.",
+      .config_type = &typeid(C),
+      .keys = {
+          {.name = "Listen",
+           .type = ValueType::kString,
+           .default_value = "tcp://*:7450",
+           .help = "ZeroMQ endpoint on which node agents connect (CURVE encrypted).",
+           .store = storeIn<&C::listen>},
+          {.name = "SecretKeyFile",
+           .type = ValueType::kPath,
+           .default_value = "/etc/accel-agent/aggregator.key",
+           .help = "The aggregator's CURVE secret key (accel-keygen). Refused if group or others can "
+                   "read it. Nodes need the matching .pub file.",
+           .store = storeIn<&C::secret_key_file>},
+          {.name = "AllowListDir",
+           .type = ValueType::kPath,
+           .default_value = "/etc/accel-agent/nodes",
+           .help = "Directory of node public keys, one NODE.pub per node. Only these keys may "
+                   "connect, and each may send events only under its own node name. Read at every "
+                   "connection, so adding a node needs no restart.",
+           .store = storeIn<&C::allow_list_dir>},
+          {.name = "Database",
+           .type = ValueType::kPath,
+           .default_value = "/var/lib/accel-aggregator/events.db",
+           .help = "SQLite database of events, job summaries and pending accounting writes.",
+           .store = storeIn<&C::database>},
+          {.name = "MetricsAddress",
+           .type = ValueType::kString,
+           .default_value = "127.0.0.1:9466",
+           .help = "HOST:PORT on which counters are served in the Prometheus text format.",
+           .store = storeIn<&C::metrics_address>},
+          {.name = "CommentWritesPerSecond",
+           .type = ValueType::kUint,
+           .default_value = "10",
+           .min = 1,
+           .max = 1000,
+           .help = "Most AdminComment writes to slurmdbd per second.",
+           .store = storeIn<&C::comment_writes_per_second>},
+          {.name = "WriteComments",
+           .type = ValueType::kBool,
+           .default_value = "yes",
+           .help = "Write job summaries into AdminComment. With no, they are only queued.",
+           .store = storeIn<&C::write_comments>},
+          {.name = "ClusterName",
+           .type = ValueType::kString,
+           .help = "ClusterName of slurm.conf. Unset: asked from slurmctld.",
+           .store = storeIn<&C::cluster_name>},
+          {.name = "SlurmConf",
+           .type = ValueType::kPath,
+           .help = "slurm.conf for libslurm. Unset: Slurm's default.",
+           .store = storeIn<&C::slurm_conf>},
+          {.name = "MaxFrameSize",
+           .type = ValueType::kSize,
+           .default_value = "64K",
+           .min = 1024,
+           .max = 65536,
+           .help = "Largest event frame accepted; larger ones are refused and counted.",
+           .store = storeIn<&C::max_frame_bytes>},
+          {.name = "BatchSize",
+           .type = ValueType::kUint,
+           .default_value = "4096",
+           .min = 1,
+           .max = 100000,
+           .help = "Most events committed in one transaction (and acknowledged together).",
+           .store = storeIn<&C::batch_size>},
+          {.name = "LogLevel",
+           .type = ValueType::kEnum,
+           .default_value = "info",
+           .choices = {"error", "warning", "info", "debug"},
+           .help = "The least severe kind of message that is logged.",
+           .store = storeIn<&C::log_level>},
+      }};
+}
+
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+const ConfigSchema& aggregatorConfigSchema() {
+  static const ConfigSchema schema = makeSchema();
+  return schema;
+}
+
+Result<AggregatorConfig> parseAggregatorConfig(std::string_view text, std::string_view file_name) {
+  return parseWithSchema<AggregatorConfig>(aggregatorConfigSchema(), text, file_name);
+}
+
+Result<AggregatorConfig> loadAggregatorConfig(const std::string& path) {
+  Result<std::string> text = readConfigFile(path);
+  if (!text.ok()) return text.error();
+  return parseAggregatorConfig(*text, path);
+}
+
+}  // namespace accel::aggregator

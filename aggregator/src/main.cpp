@@ -1,0 +1,69 @@
+// accel-aggregatord [--config FILE]
+// accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] [--follow] [--json]
+// accel-aggregatord --check-config [--config FILE]
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "accel/aggregator/cli.h"
+#include "accel/common/log.h"
+
+namespace {
+
+using accel::aggregator::AggregatorConfig;
+
+constexpr const char* kDefaultConfig = "/etc/slurm/accel-aggregator.conf";
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: accel-aggregatord [--config FILE] [--check-config]\n"
+               "       accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] "
+               "[--follow] [--json]\n");
+  return 2;
+}
+
+int events(const AggregatorConfig* config, const std::vector<std::string>& args) {
+  accel::aggregator::EventsQuery q;
+  if (config) q.database = config->database;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    bool has_value = i + 1 < args.size();
+    if (a == "--follow") q.follow = true;
+    else if (a == "--json") q.json = true;
+    else if (a == "--job" && has_value) q.job_id = static_cast<uint32_t>(std::strtoul(args[++i].c_str(), nullptr, 10));
+    else if (a == "--node" && has_value) q.node = args[++i];
+    else if (a == "--database" && has_value) q.database = args[++i];
+    else return usage();
+  }
+  return accel::aggregator::runEvents(q);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path = kDefaultConfig;
+  bool check = false, explicit_config = false;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--config" && i + 1 < argc) config_path = argv[++i], explicit_config = true;
+    else if (a == "--check-config") check = true;
+    else if (a == "events") break;
+    else return usage();
+  }
+  auto config = accel::aggregator::loadAggregatorConfig(config_path);
+  if (i < argc) {
+    std::vector<std::string> rest(argv + i + 1, argv + argc);
+    // The events verb works without a config when --database is given.
+    bool usable = config.ok() || !explicit_config;
+    if (!usable) return std::fprintf(stderr, "accel-aggregatord: %s\n", config.error().message().c_str()), 1;
+    return events(config.ok() ? &*config : nullptr, rest);
+  }
+  if (!config.ok()) return std::fprintf(stderr, "accel-aggregatord: %s\n", config.error().message().c_str()), 1;
+  if (check) return 0;
+  static constexpr accel::log::Level kLevels[] = {accel::log::Level::kError, accel::log::Level::kWarning,
+                                                  accel::log::Level::kInfo, accel::log::Level::kDebug};
+  accel::log::init("accel-aggregatord", kLevels[static_cast<int>(config->log_level)]);
+  return accel::aggregator::runDaemon(*config);
+}

@@ -1,0 +1,130 @@
+#pragma once
+// Job events as plain C++ values (namespace accel::event; the generated
+// FlatBuffers types keep accel::events): what accel-agentd emits and what
+// accel-aggregatord reads back. One struct per kind, all in one variant, so a
+// caller publishes an event in one expression without touching FlatBuffers:
+//
+//   outbox.publish(event::PrologFinished{.job_id = 42, .devices = {"ipu0"}});
+//
+// Field meanings follow schemas/events.fbs; a field left at its initial value
+// is sent as the schema's default.
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace accel::event {
+
+// In the order of the schema's enums (the values are the wire values).
+enum class JobResult : uint8_t { kOk = 0, kFailed, kTimeLimit, kCancelled };
+enum class Priority : uint8_t { kLifecycle = 0, kTelemetry };
+enum class ApplianceState : uint8_t { kQueued = 0, kRunning, kSucceeded, kFailed, kCancelled, kUnknown };
+
+struct PrologStarted {
+  uint32_t job_id = 0;
+  uint32_t uid = 0;
+  std::string user{};
+  std::string node_list{};  // SLURM_NODELIST
+  uint32_t node_count = 0;  // 0: unknown (the summary is then written after the first epilog)
+  bool operator==(const PrologStarted&) const = default;
+};
+
+struct PrologFinished {
+  uint32_t job_id = 0;
+  JobResult result = JobResult::kOk;
+  std::vector<std::string> devices{};
+  std::string partition{};
+  uint64_t duration_us = 0;
+  std::string message{};
+  std::string accel_kind{};  // "gpu", "ipu", "appliance"; empty: none
+  uint64_t appliance_limit_s = 0;
+  bool operator==(const PrologFinished&) const = default;
+};
+
+struct EpilogFinished {
+  uint32_t job_id = 0;
+  JobResult result = JobResult::kOk;
+  uint64_t duration_us = 0;
+  std::string message{};
+  bool cleanup_ok = true;
+  uint64_t appliance_seconds = 0;
+  bool operator==(const EpilogFinished&) const = default;
+};
+
+struct AgentStarted {
+  std::string version{};
+  uint32_t jobs_recovered = 0;
+  bool operator==(const AgentStarted&) const = default;
+};
+
+struct TaskStarted {
+  uint32_t job_id = 0, step_id = 0, task_id = 0;
+  int32_t pid = 0;
+  bool operator==(const TaskStarted&) const = default;
+};
+
+struct TaskEnded {
+  uint32_t job_id = 0, step_id = 0, task_id = 0;
+  int32_t exit_code = 0;
+  bool operator==(const TaskEnded&) const = default;
+};
+
+struct StepStarted {
+  uint32_t job_id = 0, step_id = 0;
+  std::string name{};
+  bool surrogate = false;
+  bool operator==(const StepStarted&) const = default;
+};
+
+struct StepEnded {
+  uint32_t job_id = 0, step_id = 0;
+  int32_t exit_code = 0;
+  bool operator==(const StepEnded&) const = default;
+};
+
+struct ApplianceJobChanged {
+  uint32_t job_id = 0;
+  std::string appliance_job{};
+  ApplianceState state = ApplianceState::kQueued;
+  uint32_t csx_count = 0;
+  uint64_t seconds_used = 0;  // cumulative for the Slurm job
+  bool operator==(const ApplianceJobChanged&) const = default;
+};
+
+struct TimeLimitWarning {
+  uint32_t job_id = 0;
+  uint64_t limit_s = 0, remaining_s = 0;
+  bool operator==(const TimeLimitWarning&) const = default;
+};
+
+struct TimeLimitEnforced {
+  uint32_t job_id = 0;
+  uint64_t limit_s = 0, used_s = 0;
+  bool operator==(const TimeLimitEnforced&) const = default;
+};
+
+struct NodeHeartbeat {
+  uint32_t accelerators = 0, accelerators_busy = 0;
+  std::string accel_kind{};
+  uint32_t jobs = 0;
+  uint64_t backlog = 0;
+  bool operator==(const NodeHeartbeat&) const = default;
+};
+
+// Alternatives in the order of the schema's union (index + 1 is the wire tag).
+using Event = std::variant<PrologStarted, PrologFinished, EpilogFinished, AgentStarted, TaskStarted,
+                           TaskEnded, StepStarted, StepEnded, ApplianceJobChanged, TimeLimitWarning,
+                           TimeLimitEnforced, NodeHeartbeat>;
+
+// Heartbeats are telemetry (droppable); everything else is lifecycle.
+Priority priorityOf(const Event& event);
+
+// The job an event belongs to; 0 for node-wide events.
+uint32_t jobIdOf(const Event& event);
+
+// Stable lower-case names: "prolog_started", ..., "node_heartbeat".
+const char* kindName(const Event& event);
+const char* jobResultName(JobResult result);
+const char* applianceStateName(ApplianceState state);
+
+}  // namespace accel::event

@@ -1,0 +1,207 @@
+// Values <-> events.fbs. Encoding is a visitor over the Event variant;
+// decoding switches on the union tag after the verifier has passed.
+#include "accel/events/codec.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "accel/schemas/events_generated.h"
+
+namespace accel::event {
+namespace fb = ::accel::events;  // the generated schema code
+namespace {
+
+constexpr const char* kAckIdentifier = "ACAK";
+// Bounds for the verifier: events are flat, so a deep or wide buffer is hostile.
+constexpr flatbuffers::uoffset_t kMaxDepth = 8;
+constexpr flatbuffers::uoffset_t kMaxTables = 4096;
+
+using Fbb = flatbuffers::FlatBufferBuilder;
+using Union = flatbuffers::Offset<void>;
+
+template <typename E, typename F>
+E castEnum(F v) { return static_cast<E>(static_cast<uint8_t>(v)); }
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> strings(
+    Fbb& b, const std::vector<std::string>& v) {
+  return b.CreateVectorOfStrings(v);
+}
+
+struct Encoder {
+  Fbb& b;
+  Union operator()(const PrologStarted& e) {
+    return fb::CreatePrologStarted(b, e.job_id, e.uid, b.CreateString(e.user), b.CreateString(e.node_list),
+                               e.node_count).Union();
+  }
+  Union operator()(const PrologFinished& e) {
+    auto devices = strings(b, e.devices);
+    return fb::CreatePrologFinished(b, e.job_id, castEnum<fb::JobResult>(e.result), devices,
+                                b.CreateString(e.partition), e.duration_us, b.CreateString(e.message),
+                                b.CreateString(e.accel_kind), e.appliance_limit_s).Union();
+  }
+  Union operator()(const EpilogFinished& e) {
+    return fb::CreateEpilogFinished(b, e.job_id, castEnum<fb::JobResult>(e.result), e.duration_us,
+                                b.CreateString(e.message), e.cleanup_ok, e.appliance_seconds).Union();
+  }
+  Union operator()(const AgentStarted& e) {
+    return fb::CreateAgentStarted(b, b.CreateString(e.version), e.jobs_recovered).Union();
+  }
+  Union operator()(const TaskStarted& e) {
+    return fb::CreateTaskStarted(b, e.job_id, e.step_id, e.task_id, e.pid).Union();
+  }
+  Union operator()(const TaskEnded& e) {
+    return fb::CreateTaskEnded(b, e.job_id, e.step_id, e.task_id, e.exit_code).Union();
+  }
+  Union operator()(const StepStarted& e) {
+    return fb::CreateStepStarted(b, e.job_id, e.step_id, b.CreateString(e.name), e.surrogate).Union();
+  }
+  Union operator()(const StepEnded& e) {
+    return fb::CreateStepEnded(b, e.job_id, e.step_id, e.exit_code).Union();
+  }
+  Union operator()(const ApplianceJobChanged& e) {
+    return fb::CreateApplianceJobChanged(b, e.job_id, b.CreateString(e.appliance_job),
+                                     castEnum<fb::ApplianceState>(e.state), e.csx_count, e.seconds_used)
+        .Union();
+  }
+  Union operator()(const TimeLimitWarning& e) {
+    return fb::CreateTimeLimitWarning(b, e.job_id, e.limit_s, e.remaining_s).Union();
+  }
+  Union operator()(const TimeLimitEnforced& e) {
+    return fb::CreateTimeLimitEnforced(b, e.job_id, e.limit_s, e.used_s).Union();
+  }
+  Union operator()(const NodeHeartbeat& e) {
+    return fb::CreateNodeHeartbeat(b, e.accelerators, e.accelerators_busy, b.CreateString(e.accel_kind), e.jobs,
+                               e.backlog).Union();
+  }
+};
+
+std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+std::vector<std::string> strs(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
+  std::vector<std::string> out;
+  if (v) for (const auto* s : *v) out.push_back(str(s));
+  return out;
+}
+
+// Tables are known non-null here: the verifier checked the union's tag
+// against its table, and Envelope::event_as_X returns null only on mismatch.
+std::optional<Event> decodeEvent(const fb::Envelope& env) {
+  using T = fb::Event;
+  switch (env.event_type()) {
+    case T::PrologStarted: {
+      auto* e = env.event_as_PrologStarted();
+      return PrologStarted{e->job_id(), e->uid(), str(e->user()), str(e->node_list()), e->node_count()};
+    }
+    case T::PrologFinished: {
+      auto* e = env.event_as_PrologFinished();
+      return PrologFinished{e->job_id(), castEnum<JobResult>(e->result()), strs(e->devices()),
+                            str(e->partition()), e->duration_us(), str(e->message()), str(e->accel_kind()),
+                            e->appliance_limit_s()};
+    }
+    case T::EpilogFinished: {
+      auto* e = env.event_as_EpilogFinished();
+      return EpilogFinished{e->job_id(), castEnum<JobResult>(e->result()), e->duration_us(),
+                            str(e->message()), e->cleanup_ok(), e->appliance_seconds()};
+    }
+    case T::AgentStarted: {
+      auto* e = env.event_as_AgentStarted();
+      return AgentStarted{str(e->version()), e->jobs_recovered()};
+    }
+    case T::TaskStarted: {
+      auto* e = env.event_as_TaskStarted();
+      return TaskStarted{e->job_id(), e->step_id(), e->task_id(), e->pid()};
+    }
+    case T::TaskEnded: {
+      auto* e = env.event_as_TaskEnded();
+      return TaskEnded{e->job_id(), e->step_id(), e->task_id(), e->exit_code()};
+    }
+    case T::StepStarted: {
+      auto* e = env.event_as_StepStarted();
+      return StepStarted{e->job_id(), e->step_id(), str(e->name()), e->surrogate()};
+    }
+    case T::StepEnded: {
+      auto* e = env.event_as_StepEnded();
+      return StepEnded{e->job_id(), e->step_id(), e->exit_code()};
+    }
+    case T::ApplianceJobChanged: {
+      auto* e = env.event_as_ApplianceJobChanged();
+      return ApplianceJobChanged{e->job_id(), str(e->appliance_job()), castEnum<ApplianceState>(e->state()),
+                                 e->csx_count(), e->seconds_used()};
+    }
+    case T::TimeLimitWarning: {
+      auto* e = env.event_as_TimeLimitWarning();
+      return TimeLimitWarning{e->job_id(), e->limit_s(), e->remaining_s()};
+    }
+    case T::TimeLimitEnforced: {
+      auto* e = env.event_as_TimeLimitEnforced();
+      return TimeLimitEnforced{e->job_id(), e->limit_s(), e->used_s()};
+    }
+    case T::NodeHeartbeat: {
+      auto* e = env.event_as_NodeHeartbeat();
+      return NodeHeartbeat{e->accelerators(), e->accelerators_busy(), str(e->accel_kind()), e->jobs(),
+                           e->backlog()};
+    }
+    default:
+      return std::nullopt;  // NONE or a kind added after this build
+  }
+}
+
+Result<const fb::Envelope*> verified(std::span<const uint8_t> bytes) {
+  if (bytes.size() > kMaxEnvelopeBytes)
+    return Error(ErrorCode::kParse, "envelope of " + std::to_string(bytes.size()) + " bytes is over the limit");
+  flatbuffers::Verifier v(bytes.data(), bytes.size(), kMaxDepth, kMaxTables);
+  if (!fb::VerifyEnvelopeBuffer(v)) return Error(ErrorCode::kParse, "not a valid event envelope");
+  const auto* env = fb::GetEnvelope(bytes.data());
+  if (env->node() == nullptr || env->node()->size() == 0)
+    return Error(ErrorCode::kParse, "envelope without a node name");
+  if (env->seq() == 0) return Error(ErrorCode::kParse, "envelope with sequence number 0");
+  return env;
+}
+
+Header headerOf(const fb::Envelope& env) {
+  return Header{env.node()->str(), env.epoch(), env.seq(), env.time_ns(), env.mono_ns()};
+}
+
+}  // namespace
+
+std::vector<uint8_t> encode(const Header& header, const Event& event) {
+  Fbb b(256);
+  Union body = std::visit(Encoder{b}, event);
+  auto node = b.CreateString(header.node);
+  auto type = static_cast<fb::Event>(event.index() + 1);
+  auto env = fb::CreateEnvelope(b, node, header.epoch, header.seq, header.time_ns, type, body,
+                            castEnum<fb::Priority>(priorityOf(event)), header.mono_ns);
+  b.Finish(env, fb::EnvelopeIdentifier());
+  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+}
+
+Result<Envelope> decode(std::span<const uint8_t> bytes) {
+  auto env = verified(bytes);
+  if (!env.ok()) return env.error();
+  Envelope out;
+  out.header = headerOf(**env);
+  out.priority = (*env)->priority() == fb::Priority::Telemetry ? Priority::kTelemetry : Priority::kLifecycle;
+  out.event = decodeEvent(**env);
+  return out;
+}
+
+Result<Header> decodeHeader(std::span<const uint8_t> bytes) {
+  auto env = verified(bytes);
+  if (!env.ok()) return env.error();
+  return headerOf(**env);
+}
+
+std::vector<uint8_t> encodeAck(const Ack& ack) {
+  Fbb b(64);
+  b.Finish(fb::CreateAck(b, ack.epoch, ack.seq), kAckIdentifier);
+  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+}
+
+Result<Ack> decodeAck(std::span<const uint8_t> bytes) {
+  if (bytes.size() > 1024) return Error(ErrorCode::kParse, "ack too large");
+  flatbuffers::Verifier v(bytes.data(), bytes.size(), kMaxDepth, 16);
+  if (!v.VerifyBuffer<fb::Ack>(kAckIdentifier)) return Error(ErrorCode::kParse, "not a valid ack");
+  const auto* a = flatbuffers::GetRoot<fb::Ack>(bytes.data());
+  return Ack{a->epoch(), a->seq()};
+}
+
+}  // namespace accel::event

@@ -1,0 +1,260 @@
+// Outbox = spool + one sender thread. The sender is the only code that talks
+// to ZeroMQ; cppzmq exceptions stop here and become counters and link state.
+#include "accel/events/outbox.h"
+
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <optional>
+#include <zmq.hpp>
+
+namespace accel::event {
+namespace {
+
+constexpr int kSendBatch = 4096;        // envelopes per loop turn, so acks are read in between
+constexpr uint64_t kMaxInFlight = 50000;  // unacknowledged envelopes handed to zmq
+constexpr int kPollMs = 50;
+
+int64_t clockNs(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+// Owns the DEALER socket, its monitor and the send cursor.
+class Outbox::Sender {
+ public:
+  Sender(const OutboxOptions& o, Spool& spool) : o_(o), spool_(spool), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    ACCEL_CHECK(wake_fd_ >= 0);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Sender() {
+    stop_ = true;
+    wake();
+    thread_.join();
+    ::close(wake_fd_);
+  }
+  void wake() {
+    uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  }
+  void fill(OutboxStats& s) const {
+    s.sent = sent_;
+    s.acked = acked_;
+    s.reconnects = reconnects_;
+    s.io_errors = io_errors_;
+    s.link_up = link_up_;
+  }
+
+ private:
+  void run() {
+    try {
+      if (!o_.endpoint.empty()) connect();
+      while (!stop_) turn();
+    } catch (const zmq::error_t&) {
+      // Only context termination gets here; the outbox is being destroyed.
+    }
+    if (!spool_.sync().ok()) ++io_errors_;
+  }
+
+  void connect() {
+    sock_.emplace(ctx_, zmq::socket_type::dealer);
+    sock_->set(zmq::sockopt::linger, 0);
+    sock_->set(zmq::sockopt::immediate, 1);  // no queueing into a pipe that has no peer yet
+    sock_->set(zmq::sockopt::reconnect_ivl, static_cast<int>(o_.reconnect_min.count()));
+    sock_->set(zmq::sockopt::reconnect_ivl_max, static_cast<int>(o_.reconnect_max.count()));
+    sock_->set(zmq::sockopt::sndhwm, 10000);
+    sock_->set(zmq::sockopt::maxmsgsize, int64_t{4096});  // acks are tiny
+    sock_->set(zmq::sockopt::curve_serverkey, o_.server_public_key);
+    sock_->set(zmq::sockopt::curve_publickey, o_.client_keys.public_key);
+    sock_->set(zmq::sockopt::curve_secretkey, o_.client_keys.secret_key);
+    std::string mon = "inproc://accel-outbox-monitor";
+    ACCEL_CHECK(zmq_socket_monitor(sock_->handle(), mon.c_str(),
+                                   ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
+                                       ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                       ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) == 0);
+    monitor_.emplace(ctx_, zmq::socket_type::pair);
+    monitor_->connect(mon);
+    sock_->connect(o_.endpoint);
+  }
+
+  void turn() {
+    drainWake();
+    if (!spool_.sync().ok()) ++io_errors_;
+    Sending state = sock_ ? sendSome() : Sending::kIdle;
+    const bool blocked = state == Sending::kBlocked;
+    std::vector<zmq::pollitem_t> items{{nullptr, wake_fd_, ZMQ_POLLIN, 0}};
+    if (sock_) {
+      items.push_back({sock_->handle(), 0, static_cast<short>(ZMQ_POLLIN | (blocked ? ZMQ_POLLOUT : 0)), 0});
+      items.push_back({monitor_->handle(), 0, ZMQ_POLLIN, 0});
+    }
+    zmq::poll(items, std::chrono::milliseconds(state == Sending::kMore ? 0 : kPollMs));
+    if (!sock_) return;
+    readAcks();
+    readMonitor();
+    checkAckTimeout();
+  }
+
+  void drainWake() {
+    uint64_t n = 0;
+    (void)!::read(wake_fd_, &n, sizeof n);
+  }
+
+  // kIdle: nothing (more) to send now or the window is full; kBlocked: zmq
+  // would block (no peer, or the high-water mark); kMore: the batch ended.
+  enum class Sending { kIdle, kBlocked, kMore };
+
+  Sending sendSome() {
+    for (int i = 0; i < kSendBatch; ++i) {
+      if (in_flight_ >= kMaxInFlight) return Sending::kIdle;
+      if (!pending_) {
+        auto rec = spool_.next(cursor_);
+        if (!rec.ok()) { ++io_errors_; return Sending::kIdle; }
+        if (!*rec) return Sending::kIdle;
+        pending_ = std::move((*rec)->payload);
+      }
+      zmq::message_t msg(pending_->data(), pending_->size());
+      if (!sock_->send(msg, zmq::send_flags::dontwait)) return Sending::kBlocked;
+      pending_.reset();
+      ++sent_;
+      ++in_flight_;
+    }
+    return Sending::kMore;
+  }
+
+  void readAcks() {
+    zmq::message_t msg;
+    while (sock_->recv(msg, zmq::recv_flags::dontwait)) {
+      auto ack = decodeAck({static_cast<const uint8_t*>(msg.data()), msg.size()});
+      if (!ack.ok()) continue;  // a peer that is not our aggregator; nothing to release
+      uint64_t before = spool_.backlog();
+      if (!spool_.acknowledge(ack->epoch, ack->seq).ok()) { ++io_errors_; continue; }
+      uint64_t released = before - spool_.backlog();
+      if (released == 0) continue;
+      acked_ += released;
+      in_flight_ = in_flight_ > released ? in_flight_ - released : 0;
+      last_progress_ = std::chrono::steady_clock::now();
+    }
+  }
+
+  void readMonitor() {
+    zmq::message_t ev, addr;
+    while (monitor_->recv(ev, zmq::recv_flags::dontwait)) {
+      if (ev.more()) (void)monitor_->recv(addr, zmq::recv_flags::none);
+      if (ev.size() < 2) continue;
+      uint16_t id = 0;
+      std::memcpy(&id, ev.data(), sizeof id);
+      if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        link_up_ = true;
+        rewind();  // whatever went into the old pipe may be gone
+      } else {
+        if (link_up_ && id == ZMQ_EVENT_DISCONNECTED) ++reconnects_;
+        link_up_ = false;
+        rewind();
+      }
+    }
+  }
+
+  void checkAckTimeout() {
+    auto now = std::chrono::steady_clock::now();
+    if (in_flight_ == 0) { last_progress_ = now; return; }
+    if (now - last_progress_ > o_.ack_timeout) rewind();
+  }
+
+  void rewind() {
+    cursor_ = spool_.head();
+    pending_.reset();
+    in_flight_ = 0;
+    last_progress_ = std::chrono::steady_clock::now();
+  }
+
+  const OutboxOptions& o_;
+  Spool& spool_;
+  int wake_fd_;
+  std::atomic<bool> stop_{false};
+  zmq::context_t ctx_{1};
+  std::optional<zmq::socket_t> sock_, monitor_;
+  SpoolPos cursor_;
+  std::optional<std::vector<uint8_t>> pending_;
+  uint64_t in_flight_ = 0;
+  std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
+  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, io_errors_{0};
+  std::atomic<bool> link_up_{false};
+  std::thread thread_;  // last: starts after every member above exists
+};
+
+Outbox::Outbox(OutboxOptions options) : options_(std::move(options)) {}
+
+Outbox::~Outbox() { sender_.reset(); }
+
+Result<std::unique_ptr<Outbox>> Outbox::start(OutboxOptions options) {
+  if (options.node.empty()) return Error(ErrorCode::kInvalidArgument, "outbox: node name is empty");
+  if (!options.endpoint.empty() &&
+      (!isZ85Key(options.server_public_key) || !isZ85Key(options.client_keys.public_key) ||
+       !isZ85Key(options.client_keys.secret_key)))
+    return Error(ErrorCode::kInvalidArgument, "outbox: CURVE keys must be 40 Z85 characters");
+  std::unique_ptr<Outbox> box(new Outbox(std::move(options)));
+  auto spool = Spool::open({box->options_.spool_dir, box->options_.spool_max_bytes});
+  if (!spool.ok()) return spool.error();
+  box->spool_ = std::move(*spool);
+  auto epoch = raiseEpoch(box->options_.spool_dir, box->spool_->recovery().max_epoch);
+  if (!epoch.ok()) return epoch.error().context("agent epoch");
+  box->epoch_ = *epoch;
+  box->sender_ = std::make_unique<Sender>(box->options_, *box->spool_);
+  return box;
+}
+
+Status Outbox::publish(const Event& event) {
+  Header h{options_.node, epoch_, 0, clockNs(CLOCK_REALTIME), clockNs(CLOCK_MONOTONIC)};
+  const Priority priority = priorityOf(event);
+  const bool telemetry = priority == Priority::kTelemetry;
+  std::unique_lock lock(publish_mu_);
+  h.seq = next_seq_;
+  std::vector<uint8_t> bytes = encode(h, event);
+  if (bytes.size() > kMaxEnvelopeBytes)
+    return Error(ErrorCode::kInvalidArgument, std::string(kindName(event)) + " event too large to send");
+  auto stored = spool_->append({epoch_, h.seq, priority}, bytes);
+  if (!stored.ok() || *stored == Appended::kFull) {
+    (telemetry ? dropped_telemetry_ : dropped_lifecycle_)++;
+    if (!stored.ok()) return stored.error().context("event spool");
+    if (telemetry) return okStatus();
+    return Error(ErrorCode::kUnavailable, std::string(kindName(event)) + " event dropped: event spool full (" +
+                                              std::to_string(spool_->usedBytes()) + " bytes)");
+  }
+  ++next_seq_;
+  lock.unlock();
+  ++published_;
+  sender_->wake();
+  return okStatus();
+}
+
+OutboxStats Outbox::stats() const {
+  OutboxStats s;
+  s.epoch = epoch_;
+  s.published = published_;
+  s.spooled_bytes = spool_->usedBytes();
+  s.backlog = spool_->backlog();
+  s.dropped_telemetry = dropped_telemetry_;
+  s.dropped_lifecycle = dropped_lifecycle_;
+  s.recovered = spool_->recovery().records;
+  s.recovery_dropped_bytes = spool_->recovery().dropped_bytes;
+  sender_->fill(s);
+  return s;
+}
+
+std::string describe(const OutboxStats& s) {
+  std::string out = "events: link ";
+  out += s.link_up ? "up" : "down";
+  out += ", backlog " + std::to_string(s.backlog) + " (" + std::to_string(s.spooled_bytes >> 10) + " KiB)";
+  out += ", sent " + std::to_string(s.sent) + ", acked " + std::to_string(s.acked);
+  if (s.dropped_telemetry || s.dropped_lifecycle)
+    out += ", dropped " + std::to_string(s.dropped_telemetry) + " telemetry/" +
+           std::to_string(s.dropped_lifecycle) + " lifecycle";
+  return out;
+}
+
+}  // namespace accel::event

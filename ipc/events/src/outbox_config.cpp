@@ -1,0 +1,21 @@
+#include "accel/events/outbox.h"
+
+namespace accel::event {
+
+Result<OutboxOptions> outboxOptionsFrom(const AccelConfig& config, const std::string& node) {
+  OutboxOptions o;
+  o.node = node;
+  o.spool_dir = config.event_spool_dir.value_or(config.state_dir + "/spool");
+  o.spool_max_bytes = config.event_spool_max_size;
+  if (!config.aggregator_address) return o;
+  o.endpoint = *config.aggregator_address;
+  auto server = loadPublicKey(config.aggregator_public_key_file);
+  if (!server.ok()) return server.error().context("AggregatorPublicKeyFile");
+  o.server_public_key = *server;
+  auto mine = loadSecretKey(config.node_key_file);
+  if (!mine.ok()) return mine.error().context("NodeKeyFile");
+  o.client_keys = *mine;
+  return o;
+}
+
+}  // namespace accel::event

@@ -1,0 +1,42 @@
+#include <gtest/gtest.h>
+
+#include "accel/aggregator/config.h"
+
+namespace accel::aggregator {
+namespace {
+
+TEST(AggregatorConfig, EmptyFileGivesDefaults) {
+  auto c = parseAggregatorConfig("");
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->listen, "tcp://*:7450");
+  EXPECT_EQ(c->max_frame_bytes, 65536u);
+  EXPECT_EQ(c->comment_writes_per_second, 10u);
+  EXPECT_TRUE(c->write_comments);
+  EXPECT_FALSE(c->cluster_name.has_value());
+}
+
+TEST(AggregatorConfig, KeysAreRead) {
+  auto c = parseAggregatorConfig("Listen=ipc:///tmp/x\nDatabase=/tmp/e.db\nWriteComments=no\nClusterName=c1\n"
+                                 "MaxFrameSize=16K\nBatchSize=100\n");
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->listen, "ipc:///tmp/x");
+  EXPECT_EQ(c->database, "/tmp/e.db");
+  EXPECT_FALSE(c->write_comments);
+  EXPECT_EQ(c->cluster_name, "c1");
+  EXPECT_EQ(c->max_frame_bytes, 16384u);
+  EXPECT_EQ(c->batch_size, 100u);
+}
+
+TEST(AggregatorConfig, UnknownKeyIsNamedWithFileAndLine) {
+  auto c = parseAggregatorConfig("Listen=tcp://*:1\nListenn=x\n", "agg.conf");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message().find("agg.conf:2"), std::string::npos) << c.error().message();
+  EXPECT_NE(c.error().message().find("Listenn"), std::string::npos);
+}
+
+TEST(AggregatorConfig, OversizedFrameLimitIsRefused) {
+  EXPECT_FALSE(parseAggregatorConfig("MaxFrameSize=1M\n").ok());
+}
+
+}  // namespace
+}  // namespace accel::aggregator

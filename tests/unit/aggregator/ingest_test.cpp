@@ -1,0 +1,139 @@
+// Dedupe and batching: exactly the next sequence number of each stream is
+// stored; duplicates and gaps are dropped and counted; a reopened database
+// remembers what it acknowledged.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "accel/aggregator/ingest.h"
+#include "accel/common/safe_file.h"
+
+namespace accel::aggregator {
+namespace {
+
+using namespace accel::event;
+
+class IngestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/accel-ingest-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    reopen();
+  }
+  void TearDown() override { (void)removeTree(dir_); }
+  void reopen() {
+    ingestor_.reset();
+    auto s = Store::open(dir_ + "/events.db", Store::Mode::kReadWrite);
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    store_ = std::move(*s);
+    ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
+    ASSERT_TRUE(ingestor_->load().ok());
+  }
+  std::optional<StreamKey> offer(const std::string& node, uint64_t epoch, uint64_t seq, const Event& ev,
+                                 const std::string& peer = "") {
+    auto bytes = encode({node, epoch, seq, 1, 1}, ev);
+    return ingestor_->offer(peer.empty() ? node : peer, bytes, 2);
+  }
+  int64_t storedCount() {
+    auto rows = store_->readEvents({std::nullopt, std::nullopt, 0, 100000});
+    return rows.ok() ? int64_t(rows->size()) : -1;
+  }
+
+  std::string dir_;
+  Metrics metrics_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Ingestor> ingestor_;
+};
+
+TEST_F(IngestTest, InOrderEventsAreStoredOnceAndAcknowledged) {
+  for (uint64_t q = 1; q <= 5; ++q) ASSERT_TRUE(offer("n1", 1, q, TaskStarted{9, 0, uint32_t(q), 1}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 5u);
+  for (uint64_t q = 1; q <= 5; ++q) ASSERT_TRUE(offer("n1", 1, q, TaskStarted{9, 0, uint32_t(q), 1}));
+  ASSERT_TRUE(ingestor_->commit(4).ok());
+  EXPECT_EQ(storedCount(), 5);
+  EXPECT_EQ(metrics_.duplicates, 5u);
+  EXPECT_EQ(metrics_.events_in, 5u);
+}
+
+TEST_F(IngestTest, DuplicateWithinOneBatchIsDropped) {
+  ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  EXPECT_EQ(storedCount(), 1);
+  EXPECT_EQ(metrics_.duplicates, 1u);
+}
+
+TEST_F(IngestTest, GapIsNotStoredUntilFilled) {
+  ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  ASSERT_TRUE(offer("n1", 1, 3, AgentStarted{}));  // 2 lost on the way
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 1u);
+  EXPECT_EQ(metrics_.rejected[size_t(Reject::kOutOfOrder)], 1u);
+  ASSERT_TRUE(offer("n1", 1, 2, AgentStarted{}));
+  ASSERT_TRUE(offer("n1", 1, 3, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(4).ok());
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 3u);
+  EXPECT_EQ(storedCount(), 3);
+}
+
+TEST_F(IngestTest, StreamsAreIndependentPerNodeAndEpoch) {
+  ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  ASSERT_TRUE(offer("n1", 2, 1, AgentStarted{}));
+  ASSERT_TRUE(offer("n2", 1, 1, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  EXPECT_EQ(storedCount(), 3);
+  EXPECT_EQ(metrics_.duplicates, 0u);
+}
+
+TEST_F(IngestTest, ProgressSurvivesReopen) {
+  for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(offer("n1", 7, q, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  reopen();
+  EXPECT_EQ(ingestor_->acked({"n1", 7}), 3u);
+  ASSERT_TRUE(offer("n1", 7, 3, AgentStarted{}));
+  ASSERT_TRUE(offer("n1", 7, 4, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(4).ok());
+  EXPECT_EQ(storedCount(), 4);
+}
+
+TEST_F(IngestTest, UncommittedBatchIsForgotten) {
+  ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  reopen();  // the batch was never committed
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 0u);
+  ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  EXPECT_EQ(storedCount(), 1);
+}
+
+TEST_F(IngestTest, BadFramesAreRejectedByReason) {
+  std::vector<uint8_t> big(70 * 1024, 1);
+  EXPECT_FALSE(ingestor_->offer("n1", big, 1));
+  std::vector<uint8_t> garbage{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  EXPECT_FALSE(ingestor_->offer("n1", garbage, 1));
+  auto good = encode({"n1", 1, 1, 1, 1}, AgentStarted{});
+  EXPECT_FALSE(ingestor_->offer("n1", std::span(good.data(), good.size() / 2), 1));
+  EXPECT_FALSE(offer("n1", 1, 1, AgentStarted{}, "n2"));  // n2's key speaking for n1
+  ASSERT_TRUE(ingestor_->commit(2).ok());
+  EXPECT_EQ(storedCount(), 0);
+  EXPECT_EQ(metrics_.rejected[size_t(Reject::kOversized)], 1u);
+  EXPECT_EQ(metrics_.rejected[size_t(Reject::kInvalid)], 2u);
+  EXPECT_EQ(metrics_.rejected[size_t(Reject::kNodeMismatch)], 1u);
+}
+
+TEST_F(IngestTest, LastEpilogQueuesTheJobsComment) {
+  ASSERT_TRUE(offer("n1", 1, 1, PrologStarted{42, 0, "a", "n[1-2]", 2}));
+  ASSERT_TRUE(offer("n1", 1, 2, EpilogFinished{42}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  EXPECT_EQ(*store_->pendingCount(), 0);
+  ASSERT_TRUE(offer("n2", 1, 1, EpilogFinished{42}));
+  ASSERT_TRUE(ingestor_->commit(4).ok());
+  EXPECT_EQ(*store_->pendingCount(), 1);
+  auto job = store_->loadJob(42);
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_EQ((*job)->nodes, (std::set<std::string>{"n1", "n2"}));
+}
+
+}  // namespace
+}  // namespace accel::aggregator

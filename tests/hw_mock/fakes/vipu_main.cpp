@@ -176,6 +176,13 @@ Status checkOptionsFit(const Args& a, const Verb& verb) {
     if (!fits(name)) return Error(ErrorCode::kInvalidArgument, "unknown option " + name);
   for (const auto& name : a.flags)
     if (!fits(name)) return Error(ErrorCode::kInvalidArgument, "unknown option " + name);
+  int number = 0;
+  if (a.values.count("--api-port") != 0 &&
+      (!toInt(a.get("--api-port"), number) || number < 1 || number > 65535))
+    return Error(ErrorCode::kInvalidArgument, "--api-port must be 1..65535");
+  if (a.values.count("--api-timeout") != 0 &&
+      (!toInt(a.get("--api-timeout"), number) || number < 1))
+    return Error(ErrorCode::kInvalidArgument, "--api-timeout must be a whole number of seconds >= 1");
   size_t want = verb.object == std::string("partitions") ? 2 : 3;
   if (a.words.size() != want) return Error(ErrorCode::kInvalidArgument, "wrong number of arguments");
   return okStatus();

@@ -173,7 +173,9 @@ TEST(FakeVipu, UsageErrorsExitTwo) {
                                                               "--size", "2", "--bogus"},
         std::vector<std::string>{"list", "partitions", "--size", "2"},
         std::vector<std::string>{"frobnicate", "partition", "p1"},
-        std::vector<std::string>{"create", "partition", "--size"}}) {
+        std::vector<std::string>{"create", "partition", "--size"},
+        std::vector<std::string>{"list", "partitions", "--api-port", "http"},
+        std::vector<std::string>{"list", "partitions", "--api-timeout=0"}}) {
     EXPECT_EQ(env.run(FAKE_VIPU, args).exit_code, 2);
   }
 }

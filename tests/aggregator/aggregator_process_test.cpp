@@ -1,0 +1,265 @@
+// accel-aggregatord and real outboxes (event_emitter) as separate processes
+// over ZeroMQ ipc:// in a temp dir: delivery exactly once across restarts and
+// kill -9 of either side; hostile peers are refused and counted.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <zmq.hpp>
+
+#include "accel/common/safe_file.h"
+#include "accel/events/codec.h"
+#include "accel/events/curve_keys.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using accel::event::CurveKeyPair;
+
+pid_t spawn(const std::vector<std::string>& args, const std::string& log, const std::string& notify = "") {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1), dup2(fd, 2);
+    if (!notify.empty()) setenv("NOTIFY_SOCKET", notify.c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int waitExit(pid_t pid, std::chrono::seconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > end) {
+      kill(pid, SIGKILL), waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+uint16_t freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof sa;
+  bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  close(fd);
+  return ntohs(sa.sin_port);
+}
+
+class AggregatorProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/accel-agg-proc-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_TRUE(accel::makeDirectory(dir_ + "/nodes", 0755).ok());
+    server_ = *accel::event::generateCurveKeyPair();
+    ASSERT_TRUE(accel::event::writeKeyPair(dir_ + "/aggregator", server_).ok());
+    node_ = *accel::event::generateCurveKeyPair();
+    ASSERT_TRUE(accel::event::writeKeyPair(dir_ + "/node1", node_).ok());
+    std::ofstream(dir_ + "/nodes/node1.pub") << node_.public_key << "\n";  // the allow list: public keys only
+    port_ = freePort();
+    std::ofstream(dir_ + "/agg.conf") << "Listen=" << endpoint() << "\nSecretKeyFile=" << dir_
+                                      << "/aggregator.key\nAllowListDir=" << dir_ << "/nodes\nDatabase=" << dir_
+                                      << "/events.db\nMetricsAddress=127.0.0.1:" << port_
+                                      << "\nWriteComments=no\nLogLevel=debug\n";
+    notify_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s/notify", dir_.c_str());
+    ASSERT_EQ(bind(notify_fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  }
+  void TearDown() override {
+    if (agg_ > 0) kill(agg_, SIGKILL), waitpid(agg_, nullptr, 0);
+    close(notify_fd_);
+    if (!HasFailure()) (void)accel::removeTree(dir_);
+    else std::fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
+  }
+  std::string endpoint() const { return "ipc://" + dir_ + "/agg.sock"; }
+
+  void startAggregator() {
+    agg_ = spawn({ACCEL_AGGREGATORD, "--config", dir_ + "/agg.conf"}, dir_ + "/agg.log", dir_ + "/notify");
+    auto end = std::chrono::steady_clock::now() + 10s;
+    char buf[512];
+    while (std::chrono::steady_clock::now() < end) {
+      ssize_t n = recv(notify_fd_, buf, sizeof buf - 1, MSG_DONTWAIT);
+      if (n > 0 && std::string(buf, size_t(n)).find("READY=1") != std::string::npos) return;
+      std::this_thread::sleep_for(10ms);
+    }
+    FAIL() << "aggregator not ready";
+  }
+  void killAggregator() {
+    kill(agg_, SIGKILL), waitpid(agg_, nullptr, 0);
+    agg_ = -1;
+  }
+  pid_t emitter(long count, bool wait) {
+    return spawn({ACCEL_EMITTER, dir_ + "/spool", endpoint(), dir_ + "/aggregator.pub", dir_ + "/node1.key",
+                  "node1", std::to_string(count), wait ? "1" : "0", dir_ + "/progress"},
+                 dir_ + "/emitter.log");
+  }
+  uint64_t ackedSoFar() {
+    std::ifstream f(dir_ + "/progress");
+    uint64_t epoch = 0, acked = 0;
+    f >> epoch >> acked;
+    return acked;
+  }
+  // count, distinct seqs, min, max of one stream
+  std::array<int64_t, 4> stream(uint64_t epoch) {
+    sqlite3* db = nullptr;
+    std::array<int64_t, 4> out{-1, -1, -1, -1};
+    if (sqlite3_open_v2((dir_ + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return out;
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, "SELECT count(*), count(DISTINCT seq), min(seq), max(seq) FROM events WHERE node='node1' AND epoch=?",
+                       -1, &s, nullptr);
+    sqlite3_bind_int64(s, 1, int64_t(epoch));
+    if (sqlite3_step(s) == SQLITE_ROW)
+      for (int i = 0; i < 4; ++i) out[size_t(i)] = sqlite3_column_int64(s, i);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return out;
+  }
+  std::string metrics() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(port_);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return close(fd), "";
+    std::string req = "GET /metrics HTTP/1.0\r\n\r\n";
+    (void)!write(fd, req.data(), req.size());
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
+    close(fd);
+    return out;
+  }
+  int64_t metric(const std::string& line_start) {
+    std::istringstream in(metrics());
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(line_start + " ", 0) == 0) return std::stoll(line.substr(line_start.size() + 1));
+    return -1;
+  }
+
+  std::string dir_;
+  CurveKeyPair server_, node_;
+  uint16_t port_ = 0;
+  int notify_fd_ = -1;
+  pid_t agg_ = -1;
+};
+
+TEST_F(AggregatorProcessTest, EventsSpooledWhileAggregatorIsDownArriveExactlyOnce) {
+  ASSERT_EQ(waitExit(emitter(100000, false), 120s), 0);  // epoch 1, nobody listening
+  startAggregator();
+  ASSERT_EQ(waitExit(emitter(0, true), 120s), 0);  // epoch 2 replays epoch 1's spool
+  EXPECT_EQ(stream(1), (std::array<int64_t, 4>{100000, 100000, 1, 100000}));
+  EXPECT_EQ(metric("accel_aggregator_events_total"), 100000);
+}
+
+TEST_F(AggregatorProcessTest, KilledEmitterLosesAndDoublesNothingAcknowledged) {
+  startAggregator();
+  pid_t e = emitter(60000, true);
+  auto end = std::chrono::steady_clock::now() + 60s;
+  while (ackedSoFar() < 5000 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(5ms);
+  kill(e, SIGKILL);
+  waitpid(e, nullptr, 0);
+  uint64_t acked = ackedSoFar();
+  ASSERT_GE(acked, 5000u);
+  ASSERT_EQ(waitExit(emitter(0, true), 120s), 0);
+  auto s = stream(1);
+  EXPECT_EQ(s[0], s[1]) << "duplicates stored";
+  EXPECT_EQ(s[2], 1);
+  EXPECT_EQ(s[3], s[0]) << "gap in the stored sequence";
+  EXPECT_GE(uint64_t(s[0]), acked);
+}
+
+TEST_F(AggregatorProcessTest, KilledAggregatorLosesNothingAfterRestart) {
+  startAggregator();
+  pid_t e = emitter(60000, true);
+  auto end = std::chrono::steady_clock::now() + 60s;
+  while (ackedSoFar() < 5000 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(5ms);
+  killAggregator();
+  std::this_thread::sleep_for(300ms);
+  startAggregator();
+  ASSERT_EQ(waitExit(e, 180s), 0);
+  EXPECT_EQ(stream(1), (std::array<int64_t, 4>{60000, 60000, 1, 60000}));
+}
+
+TEST_F(AggregatorProcessTest, HostilePeersAreRefusedAndCounted) {
+  startAggregator();
+  zmq::context_t ctx;
+  auto dealer = [&](const CurveKeyPair& keys) {
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::curve_serverkey, server_.public_key);
+    s.set(zmq::sockopt::curve_publickey, keys.public_key);
+    s.set(zmq::sockopt::curve_secretkey, keys.secret_key);
+    s.connect(endpoint());
+    return s;
+  };
+  auto stranger = dealer(*accel::event::generateCurveKeyPair());
+  stranger.send(zmq::buffer(accel::event::encode({"node1", 1, 1, 1, 1}, accel::event::AgentStarted{})));
+  auto known = dealer(node_);
+  std::vector<uint8_t> garbage(300, 0xab), oversized(100 * 1024, 1);
+  auto good = accel::event::encode({"node1", 9, 1, 1, 1}, accel::event::AgentStarted{"t", 0});
+  auto forged = accel::event::encode({"node2", 9, 1, 1, 1}, accel::event::AgentStarted{"t", 0});
+  known.send(zmq::buffer(garbage));
+  known.send(zmq::buffer(oversized));
+  known.send(zmq::buffer(good.data(), good.size() / 2));
+  known.send(zmq::buffer(forged));
+  known.send(zmq::buffer(good), zmq::send_flags::sndmore);
+  known.send(zmq::buffer(good));  // two parts: refused
+  known.send(zmq::buffer(good));
+  zmq::message_t ack;
+  known.set(zmq::sockopt::rcvtimeo, 10000);
+  ASSERT_TRUE(known.recv(ack));
+  auto decoded = accel::event::decodeAck({static_cast<const uint8_t*>(ack.data()), ack.size()});
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*decoded, (accel::event::Ack{9, 1}));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_GE(metric("accel_aggregator_rejected_total{reason=\"unknown_key\"}"), 1);
+  EXPECT_EQ(metric("accel_aggregator_rejected_total{reason=\"invalid\"}"), 2);
+  EXPECT_EQ(metric("accel_aggregator_rejected_total{reason=\"oversized\"}"), 1);
+  EXPECT_EQ(metric("accel_aggregator_rejected_total{reason=\"node_mismatch\"}"), 1);
+  EXPECT_EQ(metric("accel_aggregator_rejected_total{reason=\"frames\"}"), 1);
+  EXPECT_EQ(metric("accel_aggregator_events_total"), 1);
+  EXPECT_EQ(waitpid(agg_, nullptr, WNOHANG), 0) << "aggregator died";
+}
+
+TEST_F(AggregatorProcessTest, EventsVerbPrintsTheRecordReadOnly) {
+  startAggregator();
+  ASSERT_EQ(waitExit(emitter(3, true), 60s), 0);
+  std::string out = dir_ + "/events.out";
+  ASSERT_EQ(waitExit(spawn({ACCEL_AGGREGATORD, "--config", dir_ + "/agg.conf", "events", "--node", "node1", "--json"}, out), 30s), 0);
+  std::ifstream f(out);
+  int lines = 0;
+  for (std::string line; std::getline(f, line);) {
+    EXPECT_NE(line.find("\"kind\":\"task_started\""), std::string::npos) << line;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 3);
+}
+
+}  // namespace

@@ -14,11 +14,16 @@ using nlohmann::json;
 
 const char* phaseName(JobPhase phase) {
   switch (phase) {
-    case JobPhase::kQueued: return "QUEUED";
-    case JobPhase::kRunning: return "RUNNING";
-    case JobPhase::kSucceeded: return "SUCCEEDED";
-    case JobPhase::kFailed: return "FAILED";
-    case JobPhase::kCancelled: return "CANCELLED";
+    case JobPhase::kQueued:
+      return "QUEUED";
+    case JobPhase::kRunning:
+      return "RUNNING";
+    case JobPhase::kSucceeded:
+      return "SUCCEEDED";
+    case JobPhase::kFailed:
+      return "FAILED";
+    case JobPhase::kCancelled:
+      return "CANCELLED";
   }
   return "UNKNOWN";
 }
@@ -88,11 +93,15 @@ Result<ApplianceJob> recordFromJson(std::string_view text) {
 json jobToApi(const ApplianceJob& job, double now) {
   const JobView v = viewAt(job, now);
   auto time = [](const std::optional<double>& t) { return t ? json(rfc3339(*t)) : json(nullptr); };
-  return {{"name", job.id},          {"labels", job.labels},
-          {"type", job.type()},      {"state", phaseName(v.phase)},
-          {"systems", job.systems},  {"user", job.user},
+  return {{"name", job.id},
+          {"labels", job.labels},
+          {"type", job.type()},
+          {"state", phaseName(v.phase)},
+          {"systems", job.systems},
+          {"user", job.user},
           {"createTime", rfc3339(job.create_time)},
-          {"startTime", time(v.start_time)}, {"endTime", time(v.end_time)}};
+          {"startTime", time(v.start_time)},
+          {"endTime", time(v.end_time)}};
 }
 
 namespace {
@@ -141,9 +150,8 @@ std::string newJobId() {
 
 bool isJobId(std::string_view id) {
   if (id.size() != 28 || !id.starts_with("wsjob-")) return false;
-  return std::all_of(id.begin() + 6, id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-  });
+  return std::all_of(id.begin() + 6, id.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
 }
 
 Result<std::string> jobsDir(const std::string& appliance_dir) {
@@ -166,8 +174,10 @@ Result<std::vector<ApplianceJob>> loadJobs(const std::string& jobs_dir) {
   std::vector<ApplianceJob> jobs;
   for (const auto& id : ids) {
     auto job = loadJob(jobs_dir, id);
-    if (job.ok()) jobs.push_back(std::move(job.value()));
-    else if (job.error().code() != ErrorCode::kNotFound) return job.error();
+    if (job.ok())
+      jobs.push_back(std::move(job.value()));
+    else if (job.error().code() != ErrorCode::kNotFound)
+      return job.error();
   }
   std::sort(jobs.begin(), jobs.end(), [](const ApplianceJob& a, const ApplianceJob& b) {
     return a.create_time < b.create_time;

@@ -2,9 +2,8 @@
 // The fake appliance's jobs. A job is a record file; its state is never
 // stored but computed from the clock when read, so a job advances from
 // QUEUED to RUNNING to SUCCEEDED/FAILED with no process driving it.
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,11 +14,11 @@
 namespace accel::hw_mock {
 
 struct ApplianceJob {
-  std::string id;                            // wsjob-<22 of [a-z0-9]>
-  std::map<std::string, std::string> labels; // at least slurm-job-id
-  int systems = 0;                           // CS-X systems; 0 means a compile job
+  std::string id;                             // wsjob-<22 of [a-z0-9]>
+  std::map<std::string, std::string> labels;  // at least slurm-job-id
+  int systems = 0;                            // CS-X systems; 0 means a compile job
   std::string user;
-  double create_time = 0;                    // epoch seconds, CLOCK_REALTIME
+  double create_time = 0;  // epoch seconds, CLOCK_REALTIME
   double queue_seconds = 0;
   double run_seconds = 0;
   bool will_fail = false;

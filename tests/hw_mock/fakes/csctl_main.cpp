@@ -42,7 +42,10 @@ Result<Args> parseArgs(const std::vector<std::string>& argv) {
   Args a;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
-    if (arg.size() < 2 || arg[0] != '-') { a.words.push_back(arg); continue; }
+    if (arg.size() < 2 || arg[0] != '-') {
+      a.words.push_back(arg);
+      continue;
+    }
     std::string flag = arg.substr(0, 2);
     if (flag != "-o" && flag != "-l")
       return Error(ErrorCode::kInvalidArgument, "unknown option " + arg);
@@ -51,9 +54,12 @@ Result<Args> parseArgs(const std::vector<std::string>& argv) {
       if (i + 1 >= argv.size()) return Error(ErrorCode::kInvalidArgument, flag + " needs a value");
       value = argv[++i];
     }
-    if (flag == "-l") ACCEL_TRY(parseSelector(value, a.selector));
-    else if (value == "json" || value == "table") a.output = value;
-    else return Error(ErrorCode::kInvalidArgument, "unsupported output format '" + value + "'");
+    if (flag == "-l")
+      ACCEL_TRY(parseSelector(value, a.selector));
+    else if (value == "json" || value == "table")
+      a.output = value;
+    else
+      return Error(ErrorCode::kInvalidArgument, "unsupported output format '" + value + "'");
   }
   return a;
 }
@@ -73,7 +79,8 @@ int runGetJobs(const Args& a, const std::string& dir) {
   auto jobs = loadJobs(*jobs_dir);
   if (!jobs.ok()) return fail(jobs.error().message());
   std::vector<ApplianceJob> picked;
-  for (auto& job : *jobs) if (matches(job, a.selector)) picked.push_back(std::move(job));
+  for (auto& job : *jobs)
+    if (matches(job, a.selector)) picked.push_back(std::move(job));
   const double now = nowSeconds();
   if (a.output == "table") {
     std::fputs(jobsTable(picked, now).c_str(), stdout);
@@ -105,8 +112,10 @@ std::string opOf(const std::vector<std::string>& words) {
 }
 
 void printGarbage(const std::string& op) {
-  if (op == "get-jobs") std::fputs("{\"items\": [{\"name\": \"wsjob-", stdout);
-  else std::fputs("\x01\x02 <<garbled reply>> \xff\n", stdout);
+  if (op == "get-jobs")
+    std::fputs("{\"items\": [{\"name\": \"wsjob-", stdout);
+  else
+    std::fputs("\x01\x02 <<garbled reply>> \xff\n", stdout);
 }
 
 int run(int argc, char** argv) {
@@ -116,8 +125,8 @@ int run(int argc, char** argv) {
   auto args = parseArgs(argList(argc, argv));
   if (!args.ok()) return fail(args.error().message() + "\n" + kUsage, 2);
   const std::string op = opOf(args->words);
-  int fault = injectFault({*dir, op, "cannot reach the appliance: connection refused",
-                           [&op] { printGarbage(op); }});
+  int fault = injectFault(
+      {*dir, op, "cannot reach the appliance: connection refused", [&op] { printGarbage(op); }});
   if (fault >= 0) return fault;
   if (op == "get-jobs") return runGetJobs(*args, *dir);
   if (op == "cancel") return runCancel(*args, *dir);

@@ -58,7 +58,10 @@ Result<ApplianceJob> parseArgs(const std::vector<std::string>& argv) {
   bool seen_csx = false, seen_queue = false, seen_run = false;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& name = argv[i];
-    if (name == "--fail") { job.will_fail = true; continue; }
+    if (name == "--fail") {
+      job.will_fail = true;
+      continue;
+    }
     if (name != "--csx" && name != "--queue-seconds" && name != "--run-seconds" &&
         name != "--label")
       return Error(ErrorCode::kInvalidArgument, "unknown argument '" + name + "'");
@@ -69,7 +72,8 @@ Result<ApplianceJob> parseArgs(const std::vector<std::string>& argv) {
     seen_run |= name == "--run-seconds";
   }
   if (!seen_csx || !seen_queue || !seen_run)
-    return Error(ErrorCode::kInvalidArgument, "--csx, --queue-seconds and --run-seconds are required");
+    return Error(ErrorCode::kInvalidArgument,
+                 "--csx, --queue-seconds and --run-seconds are required");
   if (job.labels.count("slurm-job-id") == 0) {
     const char* slurm_job = std::getenv("SLURM_JOB_ID");
     if (slurm_job == nullptr || *slurm_job == '\0')

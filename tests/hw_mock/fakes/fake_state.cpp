@@ -125,7 +125,10 @@ std::string rfc3339(double seconds) {
   double whole = std::floor(seconds);
   auto micros = static_cast<long>(std::lround((seconds - whole) * 1e6));
   auto secs = static_cast<time_t>(whole);
-  if (micros >= 1000000) { secs += 1; micros -= 1000000; }
+  if (micros >= 1000000) {
+    secs += 1;
+    micros -= 1000000;
+  }
   tm utc{};
   ::gmtime_r(&secs, &utc);
   char buf[64];

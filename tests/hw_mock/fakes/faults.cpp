@@ -36,7 +36,8 @@ Result<FaultRule> parseRule(const std::vector<std::string>& words, int line) {
   rule.op = words[0];
   if (words.size() < 2) return bad("missing action");
   const ActionName* found = nullptr;
-  for (const auto& a : kActions) if (words[1] == a.name) found = &a;
+  for (const auto& a : kActions)
+    if (words[1] == a.name) found = &a;
   if (found == nullptr) return bad("unknown action '" + words[1] + "'");
   rule.action = found->action;
   size_t next = 2;
@@ -49,7 +50,10 @@ Result<FaultRule> parseRule(const std::vector<std::string>& words, int line) {
       return bad("fail exit code must be 1..255");
     next = 3;
   }
-  if (next < words.size() && words[next] == "once") { rule.once = true; ++next; }
+  if (next < words.size() && words[next] == "once") {
+    rule.once = true;
+    ++next;
+  }
   if (next < words.size()) return bad("unexpected '" + words[next] + "'");
   return rule;
 }

@@ -24,17 +24,17 @@ struct FaultRule {
   int exit_code = 1;  // kFail
   int delay_ms = 0;   // kDelay
   bool once = false;
-  int line = 0;       // 1-based line in the faults file
-  std::string text;   // the rule as written, trimmed
+  int line = 0;      // 1-based line in the faults file
+  std::string text;  // the rule as written, trimmed
 };
 
 // Parses the faults file's content; a malformed line is an error naming it.
 Result<std::vector<FaultRule>> parseFaults(std::string_view content);
 
 struct FaultSite {
-  std::string dir;           // the fake's state directory
-  std::string op;            // the verb being run
-  std::string down_message;  // printed on stderr for `down`
+  std::string dir;                      // the fake's state directory
+  std::string op;                       // the verb being run
+  std::string down_message;             // printed on stderr for `down`
   std::function<void()> print_garbage;  // writes the op's malformed output
 };
 

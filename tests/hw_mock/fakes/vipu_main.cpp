@@ -19,14 +19,14 @@ namespace {
 // Options every verb accepts, anywhere on the command line, and whether
 // each takes a value.
 const std::map<std::string, bool> kGlobalOptions = {
-    {"--api-host", true},        {"--api-port", true},        {"--api-timeout", true},
-    {"--api-user", true},        {"--api-access-key", true},  {"--api-client-cert", true},
-    {"--api-client-key", true},  {"--api-server-cert", true}};
+    {"--api-host", true},       {"--api-port", true},       {"--api-timeout", true},
+    {"--api-user", true},       {"--api-access-key", true}, {"--api-client-cert", true},
+    {"--api-client-key", true}, {"--api-server-cert", true}};
 
 struct Args {
-  std::vector<std::string> words;              // positionals
-  std::map<std::string, std::string> values;   // options with a value
-  std::set<std::string> flags;                 // options without one
+  std::vector<std::string> words;             // positionals
+  std::map<std::string, std::string> values;  // options with a value
+  std::set<std::string> flags;                // options without one
   std::string get(const std::string& k, const std::string& dflt = "") const {
     auto it = values.find(k);
     return it == values.end() ? dflt : it->second;
@@ -75,8 +75,8 @@ int runCreate(const Args& a, const std::string& dir) {
     return fail(s.error().message());
   if (auto s = writeText(dir + "/partitions.json", poolToJson(*pool)); !s.ok())
     return fail(s.error().message());
-  std::printf("create partition %s: success (%d IPUs, %d GCDs, %d replicas)\n", name.c_str(),
-              size, gcds, replicas);
+  std::printf("create partition %s: success (%d IPUs, %d GCDs, %d replicas)\n", name.c_str(), size,
+              gcds, replicas);
   return 0;
 }
 
@@ -121,7 +121,9 @@ int runGet(const Args& a, const std::string& dir) {
 }
 
 const std::vector<Verb> kVerbs = {
-    {"create", "partition", {{"--size", true}, {"--num-gcds", true}, {"--num-replicas", true}},
+    {"create",
+     "partition",
+     {{"--size", true}, {"--num-gcds", true}, {"--num-replicas", true}},
      runCreate},
     {"remove", "partition", {}, runRemove},
     {"list", "partitions", {{"--json", false}}, runList},
@@ -154,13 +156,22 @@ Result<Args> parseArgs(const std::vector<std::string>& argv) {
   Args a;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
-    if (!arg.starts_with("--")) { a.words.push_back(arg); continue; }
+    if (!arg.starts_with("--")) {
+      a.words.push_back(arg);
+      continue;
+    }
     auto eq = arg.find('=');
     std::string name = arg.substr(0, eq);
     int kind = optionKind(name);
     if (kind < 0) return Error(ErrorCode::kInvalidArgument, "unknown option " + name);
-    if (kind == 0) { a.flags.insert(name); continue; }
-    if (eq != std::string::npos) { a.values[name] = arg.substr(eq + 1); continue; }
+    if (kind == 0) {
+      a.flags.insert(name);
+      continue;
+    }
+    if (eq != std::string::npos) {
+      a.values[name] = arg.substr(eq + 1);
+      continue;
+    }
     if (i + 1 >= argv.size()) return Error(ErrorCode::kInvalidArgument, name + " needs a value");
     a.values[name] = argv[++i];
   }
@@ -182,9 +193,11 @@ Status checkOptionsFit(const Args& a, const Verb& verb) {
     return Error(ErrorCode::kInvalidArgument, "--api-port must be 1..65535");
   if (a.values.count("--api-timeout") != 0 &&
       (!toInt(a.get("--api-timeout"), number) || number < 1))
-    return Error(ErrorCode::kInvalidArgument, "--api-timeout must be a whole number of seconds >= 1");
+    return Error(ErrorCode::kInvalidArgument,
+                 "--api-timeout must be a whole number of seconds >= 1");
   size_t want = verb.object == std::string("partitions") ? 2 : 3;
-  if (a.words.size() != want) return Error(ErrorCode::kInvalidArgument, "wrong number of arguments");
+  if (a.words.size() != want)
+    return Error(ErrorCode::kInvalidArgument, "wrong number of arguments");
   return okStatus();
 }
 
@@ -206,21 +219,21 @@ Status checkSecureMode(const Args& a, const std::string& dir) {
   if (!secure.ok()) return secure.error();
   if (!secure->exists) return okStatus();
   std::string missing;
-  for (const char* opt : {"--api-user", "--api-access-key", "--api-client-cert",
-                          "--api-client-key", "--api-server-cert"})
+  for (const char* opt : {"--api-user", "--api-access-key", "--api-client-cert", "--api-client-key",
+                          "--api-server-cert"})
     if (a.values.count(opt) == 0) missing += std::string(missing.empty() ? "" : ", ") + opt;
   if (!missing.empty())
     return Error(ErrorCode::kPermissionDenied,
                  "the V-IPU controller runs in secure mode; missing " + missing);
   const std::string& text = secure->text;
-  for (const auto& [key, opt] : {std::pair{"user=", "--api-user"},
-                                 std::pair{"access-key=", "--api-access-key"}}) {
+  for (const auto& [key, opt] :
+       {std::pair{"user=", "--api-user"}, std::pair{"access-key=", "--api-access-key"}}) {
     auto pos = text.find(key);
     if (pos == std::string::npos) continue;
     auto end = text.find('\n', pos);
-    std::string want = text.substr(pos + std::string(key).size(),
-                                   end == std::string::npos ? std::string::npos
-                                                            : end - pos - std::string(key).size());
+    std::string want = text.substr(
+        pos + std::string(key).size(),
+        end == std::string::npos ? std::string::npos : end - pos - std::string(key).size());
     if (a.get(opt) != want)
       return Error(ErrorCode::kPermissionDenied,
                    "authentication failed for user '" + a.get("--api-user") + "'");
@@ -247,10 +260,9 @@ int run(int argc, char** argv) {
   const std::string op = args->words.empty() ? "" : args->words[0];
   const std::string where =
       args->get("--api-host", "localhost") + ":" + args->get("--api-port", "8090");
-  int fault = injectFault({*dir, op,
-                           "cannot connect to the V-IPU controller at " + where +
-                               ": connection refused",
-                           [&op] { printGarbage(op); }});
+  int fault = injectFault(
+      {*dir, op, "cannot connect to the V-IPU controller at " + where + ": connection refused",
+       [&op] { printGarbage(op); }});
   if (fault >= 0) return fault;
   const Verb* verb = findVerb(args->words);
   if (verb == nullptr) return fail(std::string("unknown command\n") + kUsage, 2);

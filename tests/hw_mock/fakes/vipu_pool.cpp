@@ -10,7 +10,7 @@ using nlohmann::json;
 namespace {
 
 json partitionJson(const Partition& p) {
-  return {{"id", p.name}, {"size", p.size},  {"gcds", p.gcds},
+  return {{"id", p.name},           {"size", p.size},    {"gcds", p.gcds},
           {"replicas", p.replicas}, {"state", "ACTIVE"}, {"ipus", p.ipus}};
 }
 
@@ -25,12 +25,20 @@ json gcdConfig(const Partition& p, int gcd, const std::string& host, int port) {
   json ipus = json::array();
   for (int i = 0; i < per_gcd; ++i) {
     int id = p.ipus[static_cast<size_t>(gcd * per_gcd + i)];
-    ipus.push_back({{"id", i}, {"ipu_id", id}, {"ipum", id / 4}, {"ipu_index", id % 4},
+    ipus.push_back({{"id", i},
+                    {"ipu_id", id},
+                    {"ipum", id / 4},
+                    {"ipu_index", id % 4},
                     {"fabric_address", fabricAddress(id)}});
   }
-  return {{"ipuof_version", "2.0"}, {"partition_id", p.name}, {"gcd_index", gcd},
-          {"num_gcds", p.gcds},     {"num_replicas", p.replicas}, {"num_ipus", per_gcd},
-          {"ipus", ipus},           {"vipu_controller", {{"host", host}, {"port", port}}}};
+  return {{"ipuof_version", "2.0"},
+          {"partition_id", p.name},
+          {"gcd_index", gcd},
+          {"num_gcds", p.gcds},
+          {"num_replicas", p.replicas},
+          {"num_ipus", per_gcd},
+          {"ipus", ipus},
+          {"vipu_controller", {{"host", host}, {"port", port}}}};
 }
 
 }  // namespace
@@ -76,14 +84,15 @@ Status addPartition(Pool& pool, const std::string& name, int size, int gcds, int
   ACCEL_TRY(checkShape(size, gcds, replicas));
   std::vector<bool> used(static_cast<size_t>(std::max(pool.capacity, 0)), false);
   for (const auto& p : pool.partitions)
-    for (int id : p.ipus) if (id >= 0 && id < pool.capacity) used[static_cast<size_t>(id)] = true;
+    for (int id : p.ipus)
+      if (id >= 0 && id < pool.capacity) used[static_cast<size_t>(id)] = true;
   Partition p{name, size, gcds, replicas, {}};
   for (int id = 0; id < pool.capacity && static_cast<int>(p.ipus.size()) < size; ++id)
     if (!used[static_cast<size_t>(id)]) p.ipus.push_back(id);
   if (static_cast<int>(p.ipus.size()) < size) {
-    return Error(ErrorCode::kUnavailable,
-                 "not enough free IPUs for partition '" + name + "': requested " +
-                     std::to_string(size) + ", free " + std::to_string(p.ipus.size()));
+    return Error(ErrorCode::kUnavailable, "not enough free IPUs for partition '" + name +
+                                              "': requested " + std::to_string(size) + ", free " +
+                                              std::to_string(p.ipus.size()));
   }
   pool.partitions.push_back(std::move(p));
   return okStatus();
@@ -98,7 +107,8 @@ bool removePartition(Pool& pool, const std::string& name) {
 }
 
 const Partition* findPartition(const Pool& pool, const std::string& name) {
-  for (const auto& p : pool.partitions) if (p.name == name) return &p;
+  for (const auto& p : pool.partitions)
+    if (p.name == name) return &p;
   return nullptr;
 }
 
@@ -108,14 +118,14 @@ std::string partitionTable(const Pool& pool) {
   auto row = [width](const std::string& id, const std::string& size, const std::string& gcds,
                      const std::string& replicas, const std::string& state) {
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%-*s  %-6s %-6s %-9s %s\n", static_cast<int>(width),
-                  id.c_str(), size.c_str(), gcds.c_str(), replicas.c_str(), state.c_str());
+    std::snprintf(buf, sizeof buf, "%-*s  %-6s %-6s %-9s %s\n", static_cast<int>(width), id.c_str(),
+                  size.c_str(), gcds.c_str(), replicas.c_str(), state.c_str());
     return std::string(buf);
   };
   std::string out = row("ID", "SIZE", "GCDS", "REPLICAS", "STATE");
   for (const auto& p : pool.partitions)
-    out += row(p.name, std::to_string(p.size), std::to_string(p.gcds),
-               std::to_string(p.replicas), "ACTIVE");
+    out += row(p.name, std::to_string(p.size), std::to_string(p.gcds), std::to_string(p.replicas),
+               "ACTIVE");
   return out;
 }
 
@@ -127,7 +137,8 @@ json partitionList(const Pool& pool) {
 
 json ipuofConfigs(const Partition& p, const std::string& host, int port) {
   json gcds = json::array();
-  for (int g = 0; g < p.gcds; ++g) gcds.push_back({{"gcd", g}, {"config", gcdConfig(p, g, host, port)}});
+  for (int g = 0; g < p.gcds; ++g)
+    gcds.push_back({{"gcd", g}, {"config", gcdConfig(p, g, host, port)}});
   return {{"partition", p.name}, {"gcds", gcds}};
 }
 

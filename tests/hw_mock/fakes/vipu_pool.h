@@ -2,7 +2,6 @@
 // The fake V-IPU controller's model: a pool of IPUs and the partitions that
 // hold them. Pure functions of values; vipu_main.cpp does the file I/O.
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +14,7 @@ constexpr int kDefaultPoolSize = 64;
 
 struct Partition {
   std::string name;
-  int size = 0;      // IPUs
+  int size = 0;  // IPUs
   int gcds = 1;
   int replicas = 1;
   std::vector<int> ipus;  // global IPU ids, ascending

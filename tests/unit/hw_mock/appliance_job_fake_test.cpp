@@ -1,10 +1,10 @@
 // fake-appliance-job: the launcher a job script runs. It is followed through
 // csctl, the way the agent will see it.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include <csignal>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "fake_runner.h"
@@ -26,7 +26,8 @@ std::vector<std::string> launch(const std::string& csx, const std::string& queue
 }
 
 json jobsOf(const FakeEnv& env, const std::string& slurm_job) {
-  RunResult r = env.run(FAKE_CSCTL, {"get", "jobs", "-o", "json", "-l", "slurm-job-id=" + slurm_job});
+  RunResult r =
+      env.run(FAKE_CSCTL, {"get", "jobs", "-o", "json", "-l", "slurm-job-id=" + slurm_job});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return json::parse(r.out)["items"];
 }
@@ -47,7 +48,8 @@ std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); 
 
 TEST(FakeApplianceJob, QueuesRunsAndSucceeds) {
   FakeEnv env;
-  test::Process p = env.start(FAKE_APPLIANCE_JOB, launch("1", "1.5", "1.5"), {{"SLURM_JOB_ID", "65"}});
+  test::Process p =
+      env.start(FAKE_APPLIANCE_JOB, launch("1", "1.5", "1.5"), {{"SLURM_JOB_ID", "65"}});
   std::vector<std::string> seen;
   const double deadline = test::monoSeconds() + kPatience;
   while (test::monoSeconds() < deadline && (seen.empty() || seen.back() != "SUCCEEDED")) {
@@ -72,8 +74,8 @@ TEST(FakeApplianceJob, QueuesRunsAndSucceeds) {
 
 TEST(FakeApplianceJob, FailExitsOne) {
   FakeEnv env;
-  RunResult r = env.run(FAKE_APPLIANCE_JOB, launch("2", "0", "0.1", {"--fail"}),
-                        {{"SLURM_JOB_ID", "66"}});
+  RunResult r =
+      env.run(FAKE_APPLIANCE_JOB, launch("2", "0", "0.1", {"--fail"}), {{"SLURM_JOB_ID", "66"}});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("FAILED"), std::string::npos) << r.out;
   EXPECT_EQ(jobsOf(env, "66")[0]["state"], "FAILED");
@@ -92,7 +94,8 @@ TEST(FakeApplianceJob, CompileJobHoldsNoSystemsAndFractionalTimesAreHonoured) {
 
 TEST(FakeApplianceJob, CsctlCancelEndsTheLauncherWithTwo) {
   FakeEnv env;
-  test::Process p = env.start(FAKE_APPLIANCE_JOB, launch("1", "0", "600"), {{"SLURM_JOB_ID", "68"}});
+  test::Process p =
+      env.start(FAKE_APPLIANCE_JOB, launch("1", "0", "600"), {{"SLURM_JOB_ID", "68"}});
   json job = waitForState(env, "68", "RUNNING");
   RunResult c = env.run(FAKE_CSCTL, {"cancel", "job", job.value("name", "")});
   EXPECT_EQ(c.exit_code, 0) << c.err;
@@ -104,8 +107,8 @@ TEST(FakeApplianceJob, CsctlCancelEndsTheLauncherWithTwo) {
 TEST(FakeApplianceJob, SigtermCancelsItsOwnJob) {
   for (int sig : {SIGTERM, SIGINT}) {
     FakeEnv env;
-    test::Process p = env.start(FAKE_APPLIANCE_JOB, launch("1", "600", "600"),
-                                {{"SLURM_JOB_ID", "69"}});
+    test::Process p =
+        env.start(FAKE_APPLIANCE_JOB, launch("1", "600", "600"), {{"SLURM_JOB_ID", "69"}});
     waitForState(env, "69", "QUEUED");
     ::kill(p.pid, sig);
     RunResult r = test::wait(p);
@@ -125,9 +128,9 @@ TEST(FakeApplianceJob, NeedsASlurmJobId) {
   RunResult all = env.run(FAKE_CSCTL, {"get", "jobs", "-o", "json"});
   EXPECT_TRUE(json::parse(all.out)["items"].empty());
 
-  RunResult labelled = env.run(FAKE_APPLIANCE_JOB,
-                               launch("1", "0", "0", {"--label", "slurm-job-id=70",
-                                                      "--label", "model=gpt2"}));
+  RunResult labelled =
+      env.run(FAKE_APPLIANCE_JOB,
+              launch("1", "0", "0", {"--label", "slurm-job-id=70", "--label", "model=gpt2"}));
   EXPECT_EQ(labelled.exit_code, 0) << labelled.err;
   json job = jobsOf(env, "70")[0];
   EXPECT_EQ(job["labels"]["model"], "gpt2");
@@ -136,10 +139,10 @@ TEST(FakeApplianceJob, NeedsASlurmJobId) {
 TEST(FakeApplianceJob, BadArgumentsExitTwo) {
   FakeEnv env;
   const std::map<std::string, std::string> slurm = {{"SLURM_JOB_ID", "71"}};
-  for (const auto& args : {launch("1", "-1", "0"), launch("1.5", "0", "0"), launch("1", "x", "0"),
-                           launch("1", "0", "0", {"--label", "novalue"}),
-                           launch("1", "0", "0", {"--bogus"}),
-                           std::vector<std::string>{"--csx", "1"}}) {
+  for (const auto& args :
+       {launch("1", "-1", "0"), launch("1.5", "0", "0"), launch("1", "x", "0"),
+        launch("1", "0", "0", {"--label", "novalue"}), launch("1", "0", "0", {"--bogus"}),
+        std::vector<std::string>{"--csx", "1"}}) {
     EXPECT_EQ(env.run(FAKE_APPLIANCE_JOB, args, slurm).exit_code, 2);
   }
   EXPECT_TRUE(jobsOf(env, "71").empty());
@@ -149,7 +152,8 @@ TEST(FakeApplianceJob, RecordsAreSharedFilesInAStickyDirectory) {
   FakeEnv env;
   RunResult r = env.run(FAKE_APPLIANCE_JOB, launch("1", "0", "0"), {{"SLURM_JOB_ID", "72"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  struct stat dir {}, file {};
+  struct stat dir {
+  }, file{};
   ASSERT_EQ(::stat((env.root() + "/appliance/jobs").c_str(), &dir), 0);
   EXPECT_EQ(dir.st_mode & 07777, 01777u);
   std::string path = env.root() + "/appliance/jobs/" + firstLine(r.out) + ".json";

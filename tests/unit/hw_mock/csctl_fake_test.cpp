@@ -1,8 +1,8 @@
 // The fake `csctl` and the appliance job model. Records are written with
 // create times in the past, so every state is checked without waiting.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "appliance_jobs.h"
@@ -209,7 +209,8 @@ TEST(FakeCsctl, UsageErrorsExitTwo) {
        {std::vector<std::string>{}, std::vector<std::string>{"get", "jobs", "-o", "yaml"},
         std::vector<std::string>{"get", "jobs", "-l", "novalue"},
         std::vector<std::string>{"get", "jobs", "--watch"},
-        std::vector<std::string>{"cancel", "job"}, std::vector<std::string>{"delete", "job", "x"}}) {
+        std::vector<std::string>{"cancel", "job"},
+        std::vector<std::string>{"delete", "job", "x"}}) {
     EXPECT_EQ(env.run(FAKE_CSCTL, args).exit_code, 2);
   }
 }

@@ -1,13 +1,14 @@
 // The fault file: its parser on literal text, and each action as the fakes
 // carry it out.
+#include "faults.h"
+
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 #include <csignal>
+#include <nlohmann/json.hpp>
 
 #include "fake_runner.h"
-#include "faults.h"
 
 namespace accel::hw_mock {
 namespace {
@@ -44,9 +45,9 @@ TEST(FaultParser, ReadsEveryActionCommentsAndOnce) {
 }
 
 TEST(FaultParser, RejectsMalformedLinesNamingTheLine) {
-  for (const char* text : {"create\n", "ok\ncreate explode\n", "list delay\n", "list delay x\n",
-                           "create fail 0\n", "create fail 300\n", "create down now\n",
-                           "list delay 5 once extra\n"}) {
+  for (const char* text :
+       {"create\n", "ok\ncreate explode\n", "list delay\n", "list delay x\n", "create fail 0\n",
+        "create fail 300\n", "create down now\n", "list delay 5 once extra\n"}) {
     auto rules = parseFaults(text);
     ASSERT_FALSE(rules.ok()) << text;
     EXPECT_NE(rules.error().message().find("faults line"), std::string::npos) << text;
@@ -150,9 +151,9 @@ TEST(Faults, WildcardCoversEveryCsctlOp) {
 TEST(Faults, SubmitFaultStopsTheLauncherBeforeItCreatesARecord) {
   FakeEnv env;
   env.write("appliance/faults", "submit fail 4\n");
-  RunResult r = env.run(FAKE_APPLIANCE_JOB,
-                        {"--csx", "1", "--queue-seconds", "0", "--run-seconds", "0"},
-                        {{"SLURM_JOB_ID", "9"}});
+  RunResult r =
+      env.run(FAKE_APPLIANCE_JOB, {"--csx", "1", "--queue-seconds", "0", "--run-seconds", "0"},
+              {{"SLURM_JOB_ID", "9"}});
   EXPECT_EQ(r.exit_code, 4);
   RunResult jobs = env.run(FAKE_CSCTL, {"get", "jobs", "-o", "json"});
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;

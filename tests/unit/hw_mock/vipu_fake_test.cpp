@@ -1,8 +1,8 @@
 // The fake `vipu`: partitions, the IPU pool, IPUoF configs, secure mode.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -68,8 +68,8 @@ TEST(FakeVipu, CreateListGetRemove) {
 TEST(FakeVipu, IpuConfigsHaveOneEntryPerGcd) {
   FakeEnv env;
   ASSERT_EQ(create(env, "job42", "8", {"--num-gcds", "2"}).exit_code, 0);
-  RunResult r = env.run(FAKE_VIPU, {"--api-host", "vipu-ctl", "--api-port=9001", "get",
-                                    "partition", "job42", "--ipu-configs"});
+  RunResult r = env.run(FAKE_VIPU, {"--api-host", "vipu-ctl", "--api-port=9001", "get", "partition",
+                                    "job42", "--ipu-configs"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json doc = json::parse(r.out);
   EXPECT_EQ(doc["partition"], "job42");
@@ -97,8 +97,8 @@ TEST(FakeVipu, WithoutTheVariableStateLivesBesideTheBinDirectory) {
   std::filesystem::create_directories(env.root() + "/install/bin");
   const std::string copy = env.root() + "/install/bin/vipu";
   std::filesystem::copy_file(FAKE_VIPU, copy);
-  RunResult r = env.run(copy, {"create", "partition", "p1", "--size", "2"},
-                        {{"ACCEL_HW_MOCK_STATE", ""}});
+  RunResult r =
+      env.run(copy, {"create", "partition", "p1", "--size", "2"}, {{"ACCEL_HW_MOCK_STATE", ""}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(env.read("install/state/vipu/partitions.json").find("p1"), std::string::npos);
   EXPECT_EQ(env.read("vipu/partitions.json"), "");
@@ -143,8 +143,14 @@ TEST(FakeVipu, DefaultPoolHolds64Ipus) {
 TEST(FakeVipu, BadSizesAreRefusedWithoutChangingState) {
   FakeEnv env;
   const std::vector<std::vector<std::string>> bad = {
-      {"3"}, {"0"}, {"-4"}, {"x"}, {"4", "--num-gcds", "3"}, {"4", "--num-gcds", "0"},
-      {"4", "--num-replicas", "3"}, {"8", "--num-gcds", "2", "--num-replicas", "8"},
+      {"3"},
+      {"0"},
+      {"-4"},
+      {"x"},
+      {"4", "--num-gcds", "3"},
+      {"4", "--num-gcds", "0"},
+      {"4", "--num-replicas", "3"},
+      {"8", "--num-gcds", "2", "--num-replicas", "8"},
       {"4", "--num-replicas", "0"}};
   for (const auto& b : bad) {
     RunResult r = create(env, "p", b[0], std::vector<std::string>(b.begin() + 1, b.end()));
@@ -169,8 +175,8 @@ TEST(FakeVipu, UnknownPartitionIsNotFound) {
 TEST(FakeVipu, UsageErrorsExitTwo) {
   FakeEnv env;
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{}, std::vector<std::string>{"create", "partition", "p1",
-                                                              "--size", "2", "--bogus"},
+       {std::vector<std::string>{},
+        std::vector<std::string>{"create", "partition", "p1", "--size", "2", "--bogus"},
         std::vector<std::string>{"list", "partitions", "--size", "2"},
         std::vector<std::string>{"frobnicate", "partition", "p1"},
         std::vector<std::string>{"create", "partition", "--size"},
@@ -185,8 +191,8 @@ TEST(FakeVipu, ParallelCreatesNeverOversubscribeThePool) {
   env.write("vipu/pool_size", "16");
   std::vector<test::Process> procs;
   for (int i = 0; i < 8; ++i)
-    procs.push_back(env.start(FAKE_VIPU, {"create", "partition", "p" + std::to_string(i),
-                                          "--size", "4"}));
+    procs.push_back(
+        env.start(FAKE_VIPU, {"create", "partition", "p" + std::to_string(i), "--size", "4"}));
   std::set<std::string> succeeded;
   int refused = 0;
   for (int i = 0; i < 8; ++i) {
@@ -222,9 +228,10 @@ std::vector<std::string> secureOptions(const FakeEnv& env, const std::string& ke
   env.write("tls/client.crt", "cert");
   env.write("tls/client.key", "key");
   env.write("tls/server.crt", "cert");
-  return {"--api-user", "slurm", "--api-access-key", key,
+  return {"--api-user",        "slurm",
+          "--api-access-key",  key,
           "--api-client-cert", env.root() + "/tls/client.crt",
-          "--api-client-key", env.root() + "/tls/client.key",
+          "--api-client-key",  env.root() + "/tls/client.key",
           "--api-server-cert", env.root() + "/tls/server.crt"};
 }
 

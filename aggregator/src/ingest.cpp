@@ -76,7 +76,7 @@ void Ingestor::merge(const event::Envelope& env) {
   if (id == 0) return;
   auto s = job(id);
   if (!s.ok()) return;  // unreadable stored summary: the event itself is still kept
-  mergeEvent(**s, env.header.node, *env.event);
+  if (!mergeEvent(**s, env.header.node, *env.event)) return;
   bool& due = touched_[id];
   due = due || (*s)->complete();
 }

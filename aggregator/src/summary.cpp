@@ -29,44 +29,51 @@ void addKind(JobSummary& s, const std::string& kind) {
   s.accel_kind = s.accel_kind.empty() ? kind : "mixed";
 }
 
+// Each handler returns whether it may have changed the summary.
 struct Merger {
   JobSummary& s;
   const std::string& node;
-  void operator()(const event::PrologStarted& e) {
+  bool operator()(const event::PrologStarted& e) {
     if (e.node_count > s.node_count) s.node_count = e.node_count;
+    return true;
   }
-  void operator()(const event::PrologFinished& e) {
+  bool operator()(const event::PrologFinished& e) {
     worsen(s, e.result);
     addKind(s, e.accel_kind);
     s.accel_count += static_cast<uint32_t>(e.devices.size());
     if (!e.partition.empty()) s.partition = e.partition;
     s.appliance_limit_s = std::max(s.appliance_limit_s, e.appliance_limit_s);
+    return true;
   }
-  void operator()(const event::EpilogFinished& e) {
+  bool operator()(const event::EpilogFinished& e) {
     worsen(s, e.result);
     s.epilog_nodes.insert(node);
     if (!e.cleanup_ok) s.cleanup_failed.insert(node);
     auto& used = s.appliance_s[node];
     used = std::max(used, e.appliance_seconds);
+    return true;
   }
-  void operator()(const event::StepStarted& e) {
-    if (e.surrogate) s.surrogate_steps.insert(e.step_id);
+  bool operator()(const event::StepStarted& e) {
+    return e.surrogate && s.surrogate_steps.insert(e.step_id).second;
   }
-  void operator()(const event::ApplianceJobChanged& e) {
+  bool operator()(const event::ApplianceJobChanged& e) {
     auto& used = s.appliance_s[node];
     used = std::max(used, e.seconds_used);
+    return true;
   }
-  void operator()(const event::TimeLimitWarning& e) {
+  bool operator()(const event::TimeLimitWarning& e) {
     s.appliance_limit_s = std::max(s.appliance_limit_s, e.limit_s);
+    return true;
   }
-  void operator()(const event::TimeLimitEnforced& e) {
+  bool operator()(const event::TimeLimitEnforced& e) {
     worsen(s, JobResult::kTimeLimit);
     s.appliance_limit_s = std::max(s.appliance_limit_s, e.limit_s);
     auto& used = s.appliance_s[node];
     used = std::max(used, e.used_s);
+    return true;
   }
   template <typename Other>
-  void operator()(const Other&) {}  // tasks, steps' ends, node-wide events
+  bool operator()(const Other&) { return false; }  // tasks, steps' ends, node-wide events
 };
 
 }  // namespace
@@ -82,10 +89,10 @@ bool JobSummary::complete() const {
   return epilog_nodes.size() >= node_count;
 }
 
-void mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev) {
-  if (event::jobIdOf(ev) == 0) return;
-  summary.nodes.insert(node);
-  std::visit(Merger{summary, node}, ev);
+bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev) {
+  if (event::jobIdOf(ev) == 0) return false;
+  bool new_node = summary.nodes.insert(node).second;
+  return std::visit(Merger{summary, node}, ev) || new_node;
 }
 
 std::string toStateJson(const JobSummary& s) {

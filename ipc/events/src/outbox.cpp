@@ -131,9 +131,9 @@ class Outbox::Sender {
     while (sock_->recv(msg, zmq::recv_flags::dontwait)) {
       auto ack = decodeAck({static_cast<const uint8_t*>(msg.data()), msg.size()});
       if (!ack.ok()) continue;  // a peer that is not our aggregator; nothing to release
-      uint64_t before = spool_.backlog();
-      if (!spool_.acknowledge(ack->epoch, ack->seq).ok()) { ++io_errors_; continue; }
-      uint64_t released = before - spool_.backlog();
+      auto done = spool_.acknowledge(ack->epoch, ack->seq);
+      if (!done.ok()) { ++io_errors_; continue; }
+      uint64_t released = *done;
       if (released == 0) continue;
       acked_ += released;
       in_flight_ = in_flight_ > released ? in_flight_ - released : 0;

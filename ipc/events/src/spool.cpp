@@ -223,7 +223,8 @@ Result<std::optional<RecordMeta>> Spool::headRecord(uint64_t* bytes) {
   }
 }
 
-Status Spool::acknowledge(uint64_t epoch, uint64_t seq) {
+Result<uint64_t> Spool::acknowledge(uint64_t epoch, uint64_t seq) {
+  uint64_t released = 0;
   uint64_t& acked = acked_[epoch];
   acked = std::max(acked, seq);
   while (true) {
@@ -236,12 +237,13 @@ Status Spool::acknowledge(uint64_t epoch, uint64_t seq) {
     std::lock_guard lock(mu_);
     head_.offset += bytes;
     --backlog_;
+    ++released;
   }
   // Epochs older than the head's can get no more acknowledgements that matter.
   uint64_t bytes = 0;
   auto meta = headRecord(&bytes);
   if (meta.ok() && *meta) std::erase_if(acked_, [&](const auto& kv) { return kv.first < (*meta)->epoch; });
-  return okStatus();
+  return released;
 }
 
 uint64_t Spool::usedBytes() const {

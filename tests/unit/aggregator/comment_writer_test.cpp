@@ -99,7 +99,7 @@ TEST_F(CommentWriterTest, UnchangedCommentIsNotRewritten) {
   finishJob(42, 1);
   now_ += kSec;
   EXPECT_EQ(*writer_->runOnce(), 1);
-  auto again = encode({"n1", 1, 3, 1, 1}, TaskEnded{42, 0, 0, 0});  // changes nothing in the summary
+  auto again = encode({"n1", 1, 3, 1, 1}, EpilogFinished{42});  // queues the job again, same summary
   ASSERT_TRUE(ingestor_->offer("n1", again, now_));
   ASSERT_TRUE(ingestor_->commit(now_).ok());
   now_ += kSec;

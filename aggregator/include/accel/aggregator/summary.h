@@ -34,7 +34,9 @@ struct JobSummary {
 };
 
 // Folds one event from `node` into `summary` (whose job_id is the event's).
-void mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev);
+// False when the event cannot have changed the summary (task events, say),
+// so the caller need not store it again.
+bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev);
 
 // The internal state, for the store (round-trips every field).
 std::string toStateJson(const JobSummary& summary);

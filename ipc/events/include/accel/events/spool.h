@@ -80,8 +80,9 @@ class Spool {
   SpoolPos head() const;
 
   // Every record of `epoch` with a sequence number <= `seq` is acknowledged.
-  // Leading acknowledged records are released; segments they empty are deleted.
-  Status acknowledge(uint64_t epoch, uint64_t seq);
+  // Leading acknowledged records are released (the count is returned);
+  // segments they empty are deleted.
+  Result<uint64_t> acknowledge(uint64_t epoch, uint64_t seq);
 
   uint64_t usedBytes() const;
   uint64_t backlog() const;  // records stored and not yet released

@@ -88,6 +88,75 @@ ConfigSchema makeAccelSchema() {
            .help = "Largest appliance time limit a job may ask for; sbatch, salloc and srun "
                    "refuse a larger --appliance-time or --job-time-sec at submission.",
            .store = storeIn<&C::appliance_time_max>},
+          {.name = "VipuCommand",
+           .type = ValueType::kString,
+           .default_value = "vipu",
+           .help = "The V-IPU client program the agent runs to create and remove job partitions "
+                   "(a path, or a name looked up in PATH). Used when vipu.conf exists.",
+           .store = storeIn<&C::vipu_command>},
+          {.name = "ApplianceCommand",
+           .type = ValueType::kString,
+           .help = "The appliance client program (csctl) the agent runs to follow and cancel the "
+                   "appliance jobs of Slurm jobs (a path, or a name looked up in PATH). Unset: "
+                   "the node has no appliance.",
+           .store = storeIn<&C::appliance_command>},
+          {.name = "AppliancePollInterval",
+           .type = ValueType::kSeconds,
+           .default_value = "2",
+           .min = 1,
+           .max = 3600,
+           .help = "How often the agent reads the appliance's job list while a job of this node "
+                   "has appliance work. Appliance time is counted from the start times the "
+                   "appliance reports, so a longer interval delays what the agent sees, not what "
+                   "it charges.",
+           .store = storeIn<&C::appliance_poll_interval>},
+          {.name = "ApplianceTimeout",
+           .type = ValueType::kSeconds,
+           .default_value = "10",
+           .min = 1,
+           .max = 300,
+           .help = "Bound on one call of the appliance client.",
+           .store = storeIn<&C::appliance_timeout>},
+          {.name = "Fabric",
+           .type = ValueType::kBool,
+           .default_value = "no",
+           .help = "Set up the accelerator fabric for each job: on the NICs nearest the job's "
+                   "accelerators (or FabricInterfaces), link up, FabricMtu, one address per NIC "
+                   "from FabricAddressRange and routes to FabricRoutes; all removed at the epilog.",
+           .store = storeIn<&C::fabric>},
+          {.name = "FabricInterfaces",
+           .type = ValueType::kString,
+           .help = "Comma-separated fabric NICs (e.g. the RoCE ports of an IPU host). Unset: the "
+                   "NICs the topology places nearest each job's accelerators.",
+           .store = storeIn<&C::fabric_interfaces>},
+          {.name = "FabricManagementInterface",
+           .type = ValueType::kString,
+           .help = "A NIC never used for the fabric. Unset: the interface of the default route.",
+           .store = storeIn<&C::fabric_management_interface>},
+          {.name = "FabricMtu",
+           .type = ValueType::kUint,
+           .default_value = "0",
+           .max = 65535,
+           .help = "MTU of the fabric NICs while jobs use them (RoCE fabrics use 9000); the "
+                   "original MTU is put back when the last job leaves. 0: leave it alone.",
+           .store = storeIn<&C::fabric_mtu>},
+          {.name = "FabricAddressRange",
+           .type = ValueType::kString,
+           .help = "This node's block of fabric addresses, e.g. 10.9.3.0/26; each job gets one "
+                   "free address of it per fabric NIC. Unset: jobs get no addresses.",
+           .store = storeIn<&C::fabric_address_range>},
+          {.name = "FabricAddressPrefix",
+           .type = ValueType::kUint,
+           .default_value = "0",
+           .max = 32,
+           .help = "Prefix length of the job addresses (the whole fabric subnet). 0: the prefix "
+                   "of FabricAddressRange.",
+           .store = storeIn<&C::fabric_address_prefix>},
+          {.name = "FabricRoutes",
+           .type = ValueType::kString,
+           .help = "Comma-separated networks routed through the job's fabric NICs, e.g. the "
+                   "accelerators' subnet 10.10.0.0/16.",
+           .store = storeIn<&C::fabric_routes>},
           {.name = "AggregatorAddress",
            .type = ValueType::kString,
            .help = "ZeroMQ endpoint of accel-aggregatord, e.g. tcp://ctl1:7450. Job events are "

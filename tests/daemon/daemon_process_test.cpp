@@ -286,25 +286,6 @@ void writeFile(const std::string& path, const std::string& text) {
   ASSERT_TRUE(writeFileAtomic(path, text, 0644).ok());
 }
 
-TEST_F(DaemonProcessTest, IpuJobDirectoryLivesUnderIpuofDir) {
-  const std::string ipuof = h_.dir() + "/ipuof";
-  writeFile(h_.dir() + "/vipu.conf", "ApiHost=vipu.invalid\nIpuofDir=" + ipuof + "\n");
-  startOrFail();
-  auto env = AgentHarness::jobEnv(8001, 4242);
-  env["SPANK_ACCEL_IPUS"] = "2";
-  auto p = h_.ctl({"prolog"}, env);
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  struct stat st {};
-  ASSERT_EQ(stat((ipuof + "/8001").c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, 4242u);
-  EXPECT_EQ(st.st_mode & 0777, 0700u);
-  ASSERT_EQ(stat((ipuof + "/8001/accel.env").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_FALSE(exists(h_.runDir() + "/jobs/8001"));
-  ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(8001, 4242)).exit_code, 0);
-  EXPECT_FALSE(exists(ipuof + "/8001"));
-}
-
 TEST_F(DaemonProcessTest, BadVipuConfStopsTheStartAndIsNamed) {
   writeFile(h_.dir() + "/vipu.conf", "ApiHost=vipu.invalid\n");  // IpuofDir is required
   EXPECT_FALSE(h_.start(3s));

@@ -135,7 +135,8 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
   Status setup = runSetUp(rec, &done);
   std::lock_guard<std::mutex> g(mu_);
   if (!setup.ok()) {
-    Status rollback = runTearDown(rec, done);
+    // The failing step is rolled back too: it may have made part of its work.
+    Status rollback = runTearDown(rec, std::min(done + 1, steps_.size()));
     rec.phase = *transition(rec.phase, JobEvent::kPrologFail);
     rec.last_error = setup.error().message();
     if (rollback.ok()) {

@@ -30,6 +30,7 @@ std::string encodeRecord(const JobRecord& r) {
       {"phase", std::string(phaseName(r.phase))},
       {"devices", r.devices},
       {"job_dir", r.job_dir},
+      {"ipu_partition", r.ipu_partition},
       {"env", env},
       {"prolog_started_ns", r.prolog_started_ns},
       {"ready_ns", r.ready_ns},
@@ -135,6 +136,7 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     r.phase = *phase;
     r.devices = in.integers<uint32_t>("devices");
     r.job_dir = in.text("job_dir");
+    r.ipu_partition = in.text("ipu_partition");
     for (const auto& kv : in.list("env")) r.env.emplace_back(pairText(kv, 0), pairText(kv, 1));
     r.prolog_started_ns = in.integer<int64_t>("prolog_started_ns", int64_t{0});
     r.ready_ns = in.integer<int64_t>("ready_ns", int64_t{0});

@@ -80,6 +80,11 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
   if (req->job() == nullptr || req->job()->job_id() == 0) return simple(fb::Outcome::BadRequest, "prolog: no job id");
   auto spec = specOf(*req->job());
   if (auto why = badText(spec); !why.empty()) return simple(fb::Outcome::BadRequest, "prolog: " + why);
+  if (spec.ipus > 0 && spec.ntasks == 0 && ctx.tasks_on_node) {
+    // One GCD per task; when slurmctld cannot say, the job still runs, with one GCD.
+    auto n = ctx.tasks_on_node(spec.job_id);
+    spec.ntasks = n.ok() ? *n : 1;
+  }
   auto r = ctx.manager->prolog(spec);
   if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
   FlatBufferBuilder fbb(1024);

@@ -15,14 +15,18 @@
 #include <thread>
 
 #include "accel/agent/env_file_step.h"
+#include "accel/agent/ipu_partition_step.h"
 #include "accel/agent/job_dir_step.h"
+#include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/inventory_builder.h"
 #include "accel/agentd/notify.h"
+#include "accel/agentd/slurm_jobs.h"
 #include "accel/common/config_file.h"
 #include "accel/common/log.h"
 #include "accel/common/vipu_config.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
+#include "accel/topology/loader.h"
 
 namespace accel::agentd {
 namespace {
@@ -51,6 +55,12 @@ Result<uid_t> uidOf(const std::string& user) {
   return out->pw_uid;
 }
 
+std::string selfPath() {
+  std::vector<char> buf(4096);
+  ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  return n > 0 ? std::string(buf.data(), static_cast<size_t>(n)) : "accel-agentd";
+}
+
 log::Level levelOf(AccelConfig::LogLevel l) {
   switch (l) {
     case AccelConfig::LogLevel::kError: return log::Level::kError;
@@ -71,22 +81,9 @@ Status addToEpoll(int epfd, int fd) {
 
 }  // namespace
 
-// IpuofDir of vipu.conf beside accel.conf, or "" on a node without one. A
-// vipu.conf that is there but wrong stops the start, named like any config
-// error. The directory is made if missing; an existing one is left as the
-// operator set it.
-Result<std::string> Daemon::ipuofDir() const {
-  const std::string path = configPathBeside(options_.config_path, kVipuConfName);
-  if (::access(path.c_str(), F_OK) != 0) return std::string();
-  auto vipu = loadVipuConfig(path);
-  ACCEL_TRY(vipu);
-  if (::access(vipu->ipuof_dir.c_str(), F_OK) != 0)
-    ACCEL_TRY(makeDirectory(vipu->ipuof_dir, 0755).context("IpuofDir of " + path));
-  return vipu->ipuof_dir;
-}
-
 Result<agent::Inventory> Daemon::loadInventory(const AccelConfig& config) const {
-  std::string xml = options_.topology_xml.value_or(config.topology_file.value_or(""));
+  std::string xml = options_.topology_xml.value_or(
+      config.topology_file.value_or(vendors_.topology_xml.value_or("")));
   auto inv = agentd::loadInventory(xml);
   if (!inv.ok()) return inv.error().context("topology");
   return inv;
@@ -105,20 +102,33 @@ Status Daemon::start() {
   auto slurm_uid = uidOf(config_.slurm_user);
   ACCEL_TRY(slurm_uid);
 
-  auto inventory = loadInventory(config_);
-  ACCEL_TRY(inventory);
+  auto vendors = setUpVendors(config_, options_.config_path, options_.hw_mock_dir);
+  ACCEL_TRY(vendors);
+  vendors_ = std::move(*vendors);
+  std::string xml = options_.topology_xml.value_or(
+      config_.topology_file.value_or(vendors_.topology_xml.value_or("")));
+  topo::LoadOptions topo_opts;
+  if (!xml.empty()) topo_opts.xml_path = xml;
+  auto topology = topo::loadTopology(topo_opts);
+  if (!topology.ok()) return topology.error().context("topology");
+  agent::Inventory inventory = buildInventory(*topology, xml.empty() ? "live" : xml);
 
   // The run directory is traversable by job users (their job directories
   // live below it); the state directory is root's alone.
   ACCEL_TRY(makeDirectory(config_.run_dir, 0755).context("run directory"));
   ACCEL_TRY(makeDirectory(config_.run_dir + "/jobs", 0755).context("run directory"));
-  auto ipu_root = ipuofDir();
-  ACCEL_TRY(ipu_root);
+  std::string ipu_root = vendors_.vipu ? vendors_.vipu->ipuof_dir : "";
   std::vector<std::unique_ptr<agent::JobStep>> steps;
-  steps.push_back(std::make_unique<agent::JobDirStep>(config_.run_dir + "/jobs", *ipu_root));
+  steps.push_back(std::make_unique<agent::JobDirStep>(config_.run_dir + "/jobs", ipu_root));
+  if (vendors_.ipu) steps.push_back(std::make_unique<agent::IpuPartitionStep>(vendors_.ipu, *vendors_.vipu));
+  if (config_.fabric) {
+    auto fabric = makeFabricStep(config_, *topology);
+    if (!fabric.ok()) return fabric.error().context("fabric");
+    steps.push_back(std::move(*fabric));
+  }
   steps.push_back(std::make_unique<agent::EnvFileStep>());  // last: sees every step's variables
   manager_ = std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
-                                                 std::move(*inventory), std::move(steps), realtimeNs);
+                                                 std::move(inventory), std::move(steps), realtimeNs);
   auto recovered = manager_->recover();
   ACCEL_TRY(recovered.ok() ? okStatus() : Status(recovered.error().context("recovering jobs")));
   for (const auto& p : recovered->problems) log::warning("start: recovery: " + p);
@@ -126,7 +136,9 @@ Status Daemon::start() {
             std::to_string(recovered->rolled_back) + ", epilogs finished " + std::to_string(recovered->cleaned));
 
   ctx_ = HandlerContext{manager_.get(), *slurm_uid, shortHostname(), ACCEL_VERSION, options_.config_path,
-                        realtimeNs()};
+                        realtimeNs(), [self = selfPath()](uint32_t job_id) {
+                          return tasksOnNodeIsolated(self, job_id, 5s);
+                        }};
 
   // Anyone may connect; what a caller may do is decided per request from
   // its kernel-reported uid.

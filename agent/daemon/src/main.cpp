@@ -5,6 +5,7 @@
 #include <string>
 
 #include "accel/agentd/daemon.h"
+#include "accel/agentd/slurm_jobs.h"
 #include "accel/common/config.h"
 #include "accel/common/log.h"
 #include "accel/topology/loader.h"
@@ -13,13 +14,15 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: accel-agentd [--config FILE] [--topology XML]\n"
+    "usage: accel-agentd [--config FILE] [--topology XML] [--hw-mock DIR]\n"
     "\n"
     "The accel-agent node daemon. Runs in the foreground (systemd Type=notify).\n"
     "  --config FILE    accel.conf to use (default: accel.conf beside slurm.conf,\n"
     "                   found through SLURM_CONF)\n"
     "  --topology XML   read the node's topology from this hwloc XML file instead\n"
     "                   of the live system (overrides TopologyFile)\n"
+    "  --hw-mock DIR    run against the fake vendor clients in DIR/bin and the\n"
+    "                   topology DIR/topology.xml (overrides HwMockDir; testing only)\n"
     "  --version        print the version and exit\n"
     "\n"
     "usage: accel-agentd --print-topology [--xml FILE] [--json]\n"
@@ -56,8 +59,28 @@ int printTopology(int argc, char** argv) {
   return 0;
 }
 
+// --job-tasks JOB: the job's task count on a node, from slurmctld. The
+// daemon runs this in a child process: libslurm ends the process on a
+// configuration it cannot read, which must never be the daemon's own.
+int printJobTasks(int argc, char** argv) {
+  char* end = nullptr;
+  unsigned long id = argc == 3 ? std::strtoul(argv[2], &end, 10) : 0;
+  if (id == 0 || id > 0xffffffffUL || *end != '\0') {
+    std::fprintf(stderr, "accel-agentd: --job-tasks needs a job id\n");
+    return 2;
+  }
+  auto n = accel::agentd::tasksOnNode(static_cast<uint32_t>(id));
+  if (!n.ok()) {
+    std::fprintf(stderr, "accel-agentd: %s\n", n.error().message().c_str());
+    return 1;
+  }
+  std::printf("%u\n", *n);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--print-topology") == 0) return printTopology(argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "--job-tasks") == 0) return printJobTasks(argc, argv);
   accel::log::init("accel-agentd", accel::log::Level::kInfo);
   accel::agentd::DaemonOptions opts;
   for (int i = 1; i < argc; ++i) {
@@ -77,6 +100,10 @@ int main(int argc, char** argv) {
       const char* v = value("--topology");
       if (v == nullptr) return usageError("--topology needs a file");
       opts.topology_xml = v;
+    } else if (a == "--hw-mock") {
+      const char* v = value("--hw-mock");
+      if (v == nullptr) return usageError("--hw-mock needs a directory");
+      opts.hw_mock_dir = v;
     } else {
       return usageError("unknown argument '" + a + "'");
     }

@@ -151,11 +151,15 @@ std::string ClientResult::describe() const {
 
 Result<ClientResult> runClient(const ClientCall& call) {
   if (call.argv.empty()) return Error(ErrorCode::kInvalidArgument, "empty command");
+  // Only our ends are non-blocking: a client whose stdout returned EAGAIN
+  // would fail its writes.
   int out_p[2], err_p[2];
-  if (::pipe2(out_p, O_CLOEXEC | O_NONBLOCK) < 0) return sysError("pipe", errno);
+  if (::pipe2(out_p, O_CLOEXEC) < 0) return sysError("pipe", errno);
   Fd out(out_p[0]), out_w(out_p[1]);
-  if (::pipe2(err_p, O_CLOEXEC | O_NONBLOCK) < 0) return sysError("pipe", errno);
+  if (::pipe2(err_p, O_CLOEXEC) < 0) return sysError("pipe", errno);
   Fd err(err_p[0]), err_w(err_p[1]);
+  ::fcntl(out.get(), F_SETFL, O_NONBLOCK);
+  ::fcntl(err.get(), F_SETFL, O_NONBLOCK);
   auto start = Clock::now();
   auto pid = spawn(call, out_w.get(), err_w.get());
   if (!pid.ok()) return pid.error();

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -214,7 +215,12 @@ Status checkSecureFiles(const Args& a) {
 
 // <dir>/secure puts the fake controller in secure mode. Optional lines
 // `user=U` and `access-key=K` in it are the only credentials it accepts.
-Status checkSecureMode(const Args& a, const std::string& dir) {
+// Like the real client, the access key may also come from the environment
+// (VIPU_CLI_API_ACCESS_KEY), which keeps it out of `ps` output.
+Status checkSecureMode(const Args& given, const std::string& dir) {
+  Args a = given;
+  if (const char* key = std::getenv("VIPU_CLI_API_ACCESS_KEY"); key && a.values.count("--api-access-key") == 0)
+    a.values["--api-access-key"] = key;
   auto secure = readText(dir + "/secure");
   if (!secure.ok()) return secure.error();
   if (!secure->exists) return okStatus();

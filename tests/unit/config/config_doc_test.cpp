@@ -132,7 +132,12 @@ TEST(ConfigKeyTables, AccelConfKeys) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"ControlSocket", "StateDir", "RunDir", "SlurmUser", "LogLevel",
                                       "TopologyFile", "HookTimeout", "HwMockDir",
-                                      "ApplianceTimeDefault", "ApplianceTimeMax"}));
+                                      "ApplianceTimeDefault", "ApplianceTimeMax", "VipuCommand",
+                                      "ApplianceCommand", "AppliancePollInterval", "ApplianceTimeout",
+                                      "Fabric", "FabricInterfaces", "FabricManagementInterface",
+                                      "FabricMtu", "FabricAddressRange", "FabricAddressPrefix",
+                                      "FabricRoutes", "AggregatorAddress", "AggregatorPublicKeyFile",
+                                      "NodeKeyFile", "EventSpoolDir", "EventSpoolMaxSize"}));
 }
 
 TEST(ConfigKeyTables, VipuConfKeysAsInTheVipuDocumentation) {

@@ -99,7 +99,7 @@ TEST(ClientProcess, OutputIsCapped) {
   call.max_output = 1000;
   auto r = runClient(call);
   ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->succeeded());
+  EXPECT_TRUE(r->succeeded()) << r->describe();
   EXPECT_TRUE(r->truncated);
   EXPECT_EQ(r->out.size(), 1000u);
 }

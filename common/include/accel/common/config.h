@@ -38,6 +38,17 @@ struct AccelConfig {
   std::optional<std::string> hw_mock_dir;
   std::optional<SlurmDuration> appliance_time_default;
   SlurmDuration appliance_time_max;
+  std::string vipu_command;
+  std::optional<std::string> appliance_command;
+  std::chrono::seconds appliance_poll_interval{0};
+  std::chrono::seconds appliance_timeout{0};
+  bool fabric = false;
+  std::string fabric_interfaces;  // comma-separated
+  std::string fabric_management_interface;
+  std::uint64_t fabric_mtu = 0;
+  std::string fabric_address_range;
+  std::uint64_t fabric_address_prefix = 0;
+  std::string fabric_routes;      // comma-separated
   // Event stream to accel-aggregatord (ipc/events/outbox.h).
   std::optional<std::string> aggregator_address;
   std::string aggregator_public_key_file;

@@ -44,6 +44,7 @@ struct JobRecord {
   JobPhase phase = JobPhase::kNone;
   std::vector<uint32_t> devices;     // accelerator indexes held (topology order)
   std::string job_dir;               // per-job directory, empty if none made
+  std::string ipu_partition;         // V-IPU partition made for the job, empty if none
   std::vector<std::pair<std::string, std::string>> env;  // for the tasks
   int64_t prolog_started_ns = 0;     // CLOCK_REALTIME
   int64_t ready_ns = 0;

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ struct HandlerContext {
   std::string version;
   std::string config_path;
   int64_t started_ns = 0;
+  // Tasks of a job on this node, asked of slurmctld for IPU jobs whose
+  // prolog request does not carry the count. Unset: one task.
+  std::function<Result<uint32_t>(uint32_t job_id)> tasks_on_node;
 };
 
 // Never fails: a malformed request gets a BadRequest reply.

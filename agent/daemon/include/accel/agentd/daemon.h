@@ -15,6 +15,7 @@
 
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/control_handler.h"
+#include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
 #include "accel/common/result.h"
 #include "accel/ipc/control_socket.h"
@@ -24,6 +25,7 @@ namespace accel::agentd {
 struct DaemonOptions {
   std::string config_path;
   std::optional<std::string> topology_xml;  // overrides TopologyFile
+  std::optional<std::string> hw_mock_dir;   // overrides HwMockDir
 };
 
 class Daemon {
@@ -40,7 +42,6 @@ class Daemon {
 
  private:
   Result<agent::Inventory> loadInventory(const AccelConfig& config) const;
-  Result<std::string> ipuofDir() const;
   void onAccept();
   void serve(ipc::Socket conn);
   void serveOne(ipc::Socket& conn);
@@ -52,6 +53,7 @@ class Daemon {
 
   DaemonOptions options_;
   AccelConfig config_;
+  Vendors vendors_;
   std::unique_ptr<agent::JobManager> manager_;
   HandlerContext ctx_;
   ipc::Socket listener_;

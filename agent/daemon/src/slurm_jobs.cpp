@@ -1,0 +1,68 @@
+#include "accel/agentd/slurm_jobs.h"
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "accel/exec/client_process.h"
+#include <string>
+
+namespace accel::agentd {
+namespace {
+
+bool isSet(uint32_t v) { return v != 0 && v != NO_VAL && v != NO_VAL16 && v != INFINITE16 && v != INFINITE; }
+
+// libslurm keeps process-wide state (its config, the auth plugin): one call at a time.
+std::mutex& slurmMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+}  // namespace
+
+Result<uint32_t> tasksOnNodeIsolated(const std::string& agentd_path, uint32_t job_id,
+                                     std::chrono::milliseconds timeout) {
+  exec::ClientCall call;
+  call.argv = {agentd_path, "--job-tasks", std::to_string(job_id)};
+  call.timeout = timeout;
+  call.max_output = 4096;
+  auto r = exec::runClient(call);
+  ACCEL_TRY(r);
+  if (!r->succeeded()) return Error(ErrorCode::kUnavailable, "task count of job " + std::to_string(job_id) + ": " + r->describe());
+  char* end = nullptr;
+  unsigned long n = std::strtoul(r->out.c_str(), &end, 10);
+  if (n == 0 || n > 65536 || (*end != '\n' && *end != '\0'))
+    return Error(ErrorCode::kParse, "task count of job " + std::to_string(job_id) + ": bad answer");
+  return static_cast<uint32_t>(n);
+}
+
+uint32_t tasksPerNode(uint32_t num_tasks, uint32_t num_nodes, uint32_t ntasks_per_node) {
+  if (isSet(ntasks_per_node)) return ntasks_per_node;
+  if (!isSet(num_tasks)) return 1;
+  uint32_t nodes = isSet(num_nodes) ? num_nodes : 1;
+  return std::max<uint32_t>(1, (num_tasks + nodes - 1) / nodes);
+}
+
+Result<uint32_t> tasksOnNode(uint32_t job_id) {
+  std::lock_guard<std::mutex> g(slurmMutex());
+  static std::once_flag init;
+  std::call_once(init, [] { slurm_init(nullptr); });
+  job_info_msg_t* msg = nullptr;
+  if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
+    int err = slurm_get_errno();
+    ErrorCode code = err == ESLURM_INVALID_JOB_ID ? ErrorCode::kNotFound : ErrorCode::kUnavailable;
+    return Error(code, "slurmctld: job " + std::to_string(job_id) + ": " + slurm_strerror(err));
+  }
+  if (msg == nullptr || msg->record_count == 0) {
+    slurm_free_job_info_msg(msg);
+    return Error(ErrorCode::kNotFound, "slurmctld: job " + std::to_string(job_id) + " not found");
+  }
+  const slurm_job_info_t& j = msg->job_array[0];
+  uint32_t n = tasksPerNode(j.num_tasks, j.num_nodes, j.ntasks_per_node);
+  slurm_free_job_info_msg(msg);
+  return n;
+}
+
+}  // namespace accel::agentd

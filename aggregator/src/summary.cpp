@@ -102,7 +102,8 @@ std::string toStateJson(const JobSummary& s) {
          {"epilog_nodes", s.epilog_nodes}, {"cleanup_failed", s.cleanup_failed},
          {"node_count", s.node_count}, {"appliance_s", s.appliance_s},
          {"appliance_limit_s", s.appliance_limit_s}, {"surrogate_steps", s.surrogate_steps}};
-  return j.dump();
+  // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 Result<JobSummary> fromStateJson(const std::string& text) {

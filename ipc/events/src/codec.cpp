@@ -82,10 +82,11 @@ std::vector<std::string> strs(const flatbuffers::Vector<flatbuffers::Offset<flat
   return out;
 }
 
-// Tables are known non-null here: the verifier checked the union's tag
-// against its table, and Envelope::event_as_X returns null only on mismatch.
+// The verifier accepts a union whose tag is set but whose table is absent,
+// so that case is checked first; past it, event_as_X for the tag is non-null.
 std::optional<Event> decodeEvent(const fb::Envelope& env) {
   using T = fb::Event;
+  if (env.event() == nullptr) return std::nullopt;
   switch (env.event_type()) {
     case T::PrologStarted: {
       auto* e = env.event_as_PrologStarted();

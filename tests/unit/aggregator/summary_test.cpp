@@ -82,6 +82,16 @@ TEST(Summary, StateRoundTripsAndBadStateIsRefused) {
   EXPECT_FALSE(fromStateJson("garbage").ok());
 }
 
+// Found by fuzz_event_ingest: names are bytes from the wire, not always UTF-8.
+TEST(Summary, InvalidUtf8NamesAreStoredNotThrown) {
+  JobSummary s;
+  mergeEvent(s, "n\xff" "1", PrologFinished{1, JobResult::kOk, {"d"}, "p\xc3", 0, "", "gpu"});
+  auto back = fromStateJson(toStateJson(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->accel_count, 1u);
+  EXPECT_EQ(toCommentJson(s).find('\xff'), std::string::npos);
+}
+
 TEST(Summary, CommentJsonIsVersionedAndSafeForSacctP) {
   JobSummary s = twoNodeJob();
   s.partition = "a|b";

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "accel/events/codec.h"
+#include "accel/schemas/events_generated.h"
 
 namespace accel::event {
 namespace {
@@ -99,6 +100,21 @@ TEST(EventCodec, AckIsNotAnEnvelopeAndBack) {
   EXPECT_EQ(*back, (Ack{5, 77}));
   EXPECT_FALSE(decodeAck(encode(header(), AgentStarted{})).ok());
   EXPECT_FALSE(decodeAck(std::span(ack.data(), ack.size() - 1)).ok());
+}
+
+// Found by fuzz_event_ingest: a union tag without its table passes the
+// FlatBuffers verifier; it must decode as an unknown event, not crash.
+TEST(EventCodec, UnionTagWithoutTableIsAnUnknownEvent) {
+  flatbuffers::FlatBufferBuilder b;
+  auto node = b.CreateString("n1");
+  events::EnvelopeBuilder eb(b);
+  eb.add_node(node);
+  eb.add_seq(1);
+  eb.add_event_type(events::Event::PrologStarted);
+  b.Finish(eb.Finish(), events::EnvelopeIdentifier());
+  auto r = decode({b.GetBufferPointer(), b.GetSize()});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->event.has_value());
 }
 
 TEST(EventCodec, JobIdOfNodeWideEventsIsZero) {

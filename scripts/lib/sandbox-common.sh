@@ -20,6 +20,7 @@ sandbox_init_paths() {
     SB_SPOOL=$SANDBOX_DIR/spool/slurmd
     SB_DB=$SANDBOX_DIR/db
     SB_LOCK=$SANDBOX_DIR/lock
+    SB_MOCK=$SANDBOX_DIR/hw_mock     # state of the fake vendor clients (tests/hw_mock)
     AGENT_SOCKET=$SB_RUN/accel/control.sock
     AGENT_PIDFILE=$SB_RUN/accel-agentd.pid  # the agent itself, not its supervisor
     SLURM_CONF_FILE=$SB_ETC/slurm.conf
@@ -36,7 +37,8 @@ sandbox_make_dirs() {
     # 022: job scripts in the spool and slurm.conf must be readable by the job's user.
     umask 022
     mkdir -p "$SB_ETC" "$SB_RUN" "$SB_LOG" "$SB_PIDS" "$SB_CTLD_STATE" "$SB_SPOOL" "$SB_DB"
-    mkdir -p "$SB_SECRET"
+    mkdir -p "$SB_SECRET" "$SB_MOCK"
+    chmod 755 "$SB_MOCK"
     chmod 700 "$SB_SECRET"
     chmod 755 "$SANDBOX_DIR" "$SB_ETC" "$SB_RUN"
 }

@@ -133,7 +133,10 @@ start_agentd() {
         die "accel-agentd is not built in $BUILD_DIR (run scripts/build, or set ACCEL_BUILD_DIR)"
     mkdir -p "$SB_RUN/accel" "$SB_STATE/accel"
     chmod 0755 "$SB_RUN" "$SB_RUN/accel"
-    spawn agentd bash "$SCRIPT_DIR/lib/supervise" "$AGENT_PIDFILE" "$agentd" --config "$SB_ETC/accel.conf"
+    [[ -x $BUILD_DIR/hw_mock/bin/vipu ]] ||
+        die "the fake vendor clients are not built in $BUILD_DIR/hw_mock (build with tests on)"
+    spawn agentd ACCEL_HW_MOCK_STATE="$SB_MOCK" bash "$SCRIPT_DIR/lib/supervise" "$AGENT_PIDFILE" \
+        "$agentd" --config "$SB_ETC/accel.conf"
     wait_until "$TIMEOUT" "accel-agentd to answer" \
         "$BUILD_DIR/bin/accelctl" --config "$SB_ETC/accel.conf" status
 }

@@ -33,6 +33,7 @@ cases=(
     "--ipus=4x" "--ipus=4x: not a whole number; $ipu_range"
     "--ipus=4 4" "--ipus='4 4': not a whole number; $ipu_range"
     "--ipus=65" "--ipus=65: at most 64 IPUs per job (MaxIpusPerJob in $V)"
+    "--ipus=3" "--ipus=3: IPU partitions hold a power of two of IPUs (1, 2, 4, 8, ...); give 2 or 4"
     $'--ipus\n300' "--ipus=300: at most 64 IPUs per job (MaxIpusPerJob in $V)"
     "--ipus=99999999999999999999" "--ipus=99999999999999999999: at most 64 IPUs per job (MaxIpusPerJob in $V)"
     "--num-replicas=2" "--num-replicas=2: needs --ipus; the replicas share the job's IPUs"

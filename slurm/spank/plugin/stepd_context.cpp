@@ -26,6 +26,7 @@ struct StepState {
   std::string asked;                          // see describeAsk(); empty: nothing
   std::optional<std::string> refusal;         // the tasks fail with this
   bool daemon_timed_out = false;              // do not make every task wait again
+  std::vector<std::pair<std::string, std::string>> env;  // what the daemon gave the tasks
   int exit_code = 0;
 };
 
@@ -139,6 +140,7 @@ int userInit(spank_t sp) {
     s.refusal = *d.refusal;
     return 0;
   }
+  s.env = d.env;
   for (const auto& [name, value] : d.env) {
     spank_err_t rc = spank_setenv(sp, name.c_str(), value.c_str(), 1);
     if (rc != ESPANK_SUCCESS) {
@@ -149,13 +151,20 @@ int userInit(spank_t sp) {
   return 0;
 }
 
-int taskInit(spank_t /*sp*/) {
+int taskInit(spank_t sp) {
   // In the forked task, as the user, just before exec: the one place where
   // failing ends the job without draining the node, and where the message
   // reaches the job's own output (srun's terminal, the batch output file).
-  if (!step().refusal) return 0;
-  reportError(*step().refusal);
-  return -1;
+  if (step().refusal) {
+    reportError(*step().refusal);
+    return -1;
+  }
+  // Each task of a multi-GCD IPU job gets its own GCD's IPUoF file.
+  int local_id = 0;  // S_TASK_ID is an int
+  if (spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS || local_id < 0) return 0;
+  std::string path = ipuofConfigForTask(step().env, static_cast<std::uint32_t>(local_id));
+  if (!path.empty()) spank_setenv(sp, "IPUOF_CONFIG_PATH", path.c_str(), 1);
+  return 0;
 }
 
 int taskPostFork(spank_t sp) {

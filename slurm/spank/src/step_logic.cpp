@@ -1,5 +1,7 @@
 #include "accel/spank/step_logic.h"
 
+#include <cstdlib>
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -73,6 +75,22 @@ int foldExitCode(int so_far, int wait_status) {
   else if (WIFSIGNALED(wait_status))
     code = 128 + WTERMSIG(wait_status);
   return std::max(so_far, code);
+}
+
+std::string ipuofConfigForTask(const std::vector<std::pair<std::string, std::string>>& env,
+                               std::uint32_t local_task_id) {
+  std::string dir;
+  std::uint32_t gcds = 0;
+  for (const auto& [k, v] : env) {
+    if (k == "ACCEL_IPUOF_DIR") dir = v;
+    if (k == "ACCEL_IPUOF_GCDS") {
+      char* end = nullptr;
+      unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      gcds = (end != v.c_str() && *end == '\0' && n <= 65536) ? static_cast<std::uint32_t>(n) : 0;
+    }
+  }
+  if (dir.empty() || gcds <= 1) return "";
+  return dir + "/ipuof-gcd" + std::to_string(local_task_id % gcds) + ".conf";
 }
 
 }  // namespace accel::spank

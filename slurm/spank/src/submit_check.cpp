@@ -62,6 +62,14 @@ Result<std::uint32_t> checkIpus(const std::string& text, const SiteLimits& limit
   if (n.problem != NumberProblem::kNone)
     return refuse(me + ": " + std::string(describe(n.problem)) + allowed);
   if (n.value == 0) return refuse(me + ": a job asks for at least 1 IPU" + allowed);
+  if ((n.value & (n.value - 1)) != 0) {
+    // V-IPU partitions come in powers of two; name the two nearest sizes.
+    std::uint64_t below = 1;
+    while (below * 2 < n.value) below *= 2;
+    std::string sizes = std::to_string(below);
+    if (below * 2 <= max) sizes += " or " + std::to_string(below * 2);
+    return refuse(me + ": IPU partitions hold a power of two of IPUs (1, 2, 4, 8, ...); give " + sizes);
+  }
   return static_cast<std::uint32_t>(n.value);
 }
 

@@ -137,5 +137,20 @@ TEST(FoldExitCode, LargestWinsSignalsCountAs128Plus) {
   EXPECT_EQ(foldExitCode(200, SIGTERM), 200);
 }
 
+TEST(IpuofConfigForTask, EachTaskGetsItsOwnGcd) {
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"IPUOF_CONFIG_PATH", "/ipuof/7/ipuof-gcd0.conf"}, {"ACCEL_IPUOF_DIR", "/ipuof/7"}, {"ACCEL_IPUOF_GCDS", "2"}};
+  EXPECT_EQ(ipuofConfigForTask(env, 0), "/ipuof/7/ipuof-gcd0.conf");
+  EXPECT_EQ(ipuofConfigForTask(env, 1), "/ipuof/7/ipuof-gcd1.conf");
+  EXPECT_EQ(ipuofConfigForTask(env, 2), "/ipuof/7/ipuof-gcd0.conf") << "more tasks than GCDs wrap around";
+}
+
+TEST(IpuofConfigForTask, NothingToChangeWithOneGcdOrNoIpus) {
+  EXPECT_EQ(ipuofConfigForTask({{"ACCEL_IPUOF_DIR", "/ipuof/7"}, {"ACCEL_IPUOF_GCDS", "1"}}, 3), "");
+  EXPECT_EQ(ipuofConfigForTask({{"ACCEL_JOB_DIR", "/run/jobs/7"}}, 0), "");
+  EXPECT_EQ(ipuofConfigForTask({{"ACCEL_IPUOF_DIR", "/ipuof/7"}, {"ACCEL_IPUOF_GCDS", "2x"}}, 1), "");
+  EXPECT_EQ(ipuofConfigForTask({{"ACCEL_IPUOF_GCDS", "4"}}, 1), "");
+}
+
 }  // namespace
 }  // namespace accel::spank

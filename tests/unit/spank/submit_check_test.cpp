@@ -96,10 +96,14 @@ TEST(CheckOptions, RefusalsTable) {
        "--ipus=4)"},
       {withReplicas(ipus("4"), "99999999999"),
        "--num-replicas=99999999999: too large; give 1, 2 or 4 (the divisors of --ipus=4)"},
-      {withReplicas(ipus("7"), "2"),
-       "--num-replicas=2: does not divide --ipus=7; give 1 or 7 (the divisors of --ipus=7)"},
-      {withReplicas(ipus("240"), "7"),
-       "--num-replicas=7: does not divide --ipus=240; give a divisor of --ipus=240"},
+      {withReplicas(ipus("8"), "3"),
+       "--num-replicas=3: does not divide --ipus=8; give 1, 2, 4 or 8 (the divisors of --ipus=8)"},
+      {withReplicas(ipus("256"), "7"),
+       "--num-replicas=7: does not divide --ipus=256; give a divisor of --ipus=256"},
+      {ipus("3"),
+       "--ipus=3: IPU partitions hold a power of two of IPUs (1, 2, 4, 8, ...); give 2 or 4"},
+      {ipus("255"),
+       "--ipus=255: IPU partitions hold a power of two of IPUs (1, 2, 4, 8, ...); give 128 or 256"},
       {applianceTime("abc"),
        "--appliance-time=abc: 'abc' is not a Slurm time (unexpected character); use MM, MM:SS, "
        "HH:MM:SS, "
@@ -199,9 +203,9 @@ TEST(CheckOptions, IpusAndReplicasAccepted) {
   EXPECT_EQ(r->num_replicas, 16u);
   r = checkOptions(withReplicas(ipus("1"), "1"), site());
   ASSERT_TRUE(r.ok());
-  r = checkOptions(ipus("007"), site());
+  r = checkOptions(ipus("008"), site());
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->ipus, 7u);
+  EXPECT_EQ(r->ipus, 8u);
 }
 
 TEST(CheckOptions, ApplianceTimeInSlurmNotation) {

@@ -34,6 +34,14 @@ struct StepDecision {
 //  - Ok with state Failed: refuse with the daemon's reason;
 //  - Ok otherwise: the variables of JobInfo.env;
 //  - any other outcome: as unreachable.
+// The IPUoF file of one task: an IPU partition has one GCD per task on the
+// node, and task N (local id) uses GCD N (modulo the GCD count, should a
+// step start more tasks than the job asked for). Empty when the job's
+// environment names no IPUoF directory or a single GCD (IPUOF_CONFIG_PATH
+// from the daemon is right for every task then).
+std::string ipuofConfigForTask(const std::vector<std::pair<std::string, std::string>>& env,
+                               std::uint32_t local_task_id);
+
 StepDecision decideStep(std::uint32_t job_id, const std::string& asked,
                         const Result<DaemonReply>& reply);
 

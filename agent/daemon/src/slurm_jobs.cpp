@@ -60,7 +60,10 @@ Result<uint32_t> tasksOnNode(uint32_t job_id) {
     return Error(ErrorCode::kNotFound, "slurmctld: job " + std::to_string(job_id) + " not found");
   }
   const slurm_job_info_t& j = msg->job_array[0];
-  uint32_t n = tasksPerNode(j.num_tasks, j.num_nodes, j.ntasks_per_node);
+  // Without -n/--ntasks slurmctld still fills num_tasks (from the CPUs); only
+  // a count the user gave says how many GCDs the job wants.
+  bool asked = (j.bitflags & JOB_NTASKS_SET) != 0 || isSet(j.ntasks_per_node);
+  uint32_t n = asked ? tasksPerNode(j.num_tasks, j.num_nodes, j.ntasks_per_node) : 1;
   slurm_free_job_info_msg(msg);
   return n;
 }

@@ -30,7 +30,7 @@ VipuOutcome classifyVipu(const exec::ClientResult& r) {
     return VipuOutcome::kTransient;
   if (mentions(text, {"already exists"})) return VipuOutcome::kExists;
   if (mentions(text, {"not found", "does not exist", "no such partition"})) return VipuOutcome::kNotFound;
-  if (mentions(text, {"power of two", "power of 2", "invalid", "must divide", "must be"}))
+  if (mentions(text, {"power of two", "power of 2", "invalid", "divide", "must be"}))
     return VipuOutcome::kBadRequest;
   return VipuOutcome::kRefused;
 }

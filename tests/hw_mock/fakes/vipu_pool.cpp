@@ -72,9 +72,9 @@ Status checkShape(int size, int gcds, int replicas) {
   if (gcds < 1 || size % gcds != 0)
     return bad("number of GCDs " + std::to_string(gcds) + " does not divide size " +
                std::to_string(size));
-  if (replicas < 1 || (size / gcds) % replicas != 0)
-    return bad("number of replicas " + std::to_string(replicas) + " does not divide " +
-               std::to_string(size / gcds) + " IPUs per GCD");
+  if (replicas < 1 || size % replicas != 0)
+    return bad("number of replicas " + std::to_string(replicas) + " does not divide size " +
+               std::to_string(size));
   return okStatus();
 }
 

@@ -27,6 +27,8 @@ TEST(VipuOutcome, ClassifiesTheClientsAnswers) {
             VipuOutcome::kTransient);
   EXPECT_EQ(classifyVipu(result(-1, "", true)), VipuOutcome::kTransient);
   EXPECT_EQ(classifyVipu(result(1, "Error: size must be a power of two")), VipuOutcome::kBadRequest);
+  EXPECT_EQ(classifyVipu(result(1, "Error: number of replicas 4 does not divide 2 IPUs per GCD")),
+            VipuOutcome::kBadRequest);
   EXPECT_EQ(classifyVipu(result(1, "Error: not enough free IPUs")), VipuOutcome::kRefused);
   auto killed = result(-1, "");
   killed.term_signal = 9;

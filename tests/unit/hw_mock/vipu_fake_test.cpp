@@ -150,7 +150,7 @@ TEST(FakeVipu, BadSizesAreRefusedWithoutChangingState) {
       {"4", "--num-gcds", "3"},
       {"4", "--num-gcds", "0"},
       {"4", "--num-replicas", "3"},
-      {"8", "--num-gcds", "2", "--num-replicas", "8"},
+      {"8", "--num-gcds", "2", "--num-replicas", "16"},
       {"4", "--num-replicas", "0"}};
   for (const auto& b : bad) {
     RunResult r = create(env, "p", b[0], std::vector<std::string>(b.begin() + 1, b.end()));

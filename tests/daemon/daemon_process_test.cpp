@@ -293,5 +293,23 @@ TEST_F(DaemonProcessTest, BadVipuConfStopsTheStartAndIsNamed) {
   EXPECT_NE(h_.startError().find("IpuofDir"), std::string::npos) << h_.startError();
 }
 
+// Without an aggregator every job event waits in the spool, and a killed
+// daemon finds them all again: nothing is lost before it is acknowledged.
+TEST_F(DaemonProcessTest, JobEventsAreSpooledAndSurviveAKill) {
+  startOrFail();
+  ASSERT_EQ(h_.ctl({"prolog"}, AgentHarness::jobEnv(1201, 4242, "0")).exit_code, 0);
+  ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(1201, 4242, "0")).exit_code, 0);
+  auto events = [&] {
+    auto st = h_.ctl({"status", "--json"});
+    EXPECT_EQ(st.exit_code, 0) << st.err;
+    return json::parse(st.out)["events"].get<std::string>();
+  };
+  // Agent started, prolog started and finished, epilog finished.
+  EXPECT_NE(events().find("link down, backlog 4 "), std::string::npos) << events();
+  h_.kill9();
+  startOrFail();
+  EXPECT_NE(events().find("link down, backlog 5 "), std::string::npos) << "4 kept, 1 new start: " << events();
+}
+
 }  // namespace
 }  // namespace accel::testing

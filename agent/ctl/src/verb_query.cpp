@@ -100,7 +100,7 @@ int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, con
     json j = {{"daemon", "running"}, {"version", str(s->version())}, {"node", str(s->node())},
               {"started", timeText(s->started_ns())}, {"jobs", s->jobs()}, {"devices_total", s->devices_total()},
               {"devices_in_use", s->devices_in_use()}, {"topology", str(s->topology_source())},
-              {"config", str(s->config_path())}, {"last_errors", errors}};
+              {"config", str(s->config_path())}, {"events", str(s->events())}, {"last_errors", errors}};
     io.out(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
     return kOk;
   }
@@ -110,7 +110,8 @@ int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, con
     << "config      " << str(s->config_path()) << "\n"
     << "topology    " << str(s->topology_source()) << "\n"
     << "jobs        " << s->jobs() << "\n"
-    << "devices     " << s->devices_in_use() << " of " << s->devices_total() << " in use\n";
+    << "devices     " << s->devices_in_use() << " of " << s->devices_total() << " in use\n"
+    << "events      " << (s->events() && s->events()->size() ? str(s->events()) : std::string("no outbox")) << "\n";
   if (errors.empty()) o << "errors      none\n";
   for (const auto& e : errors) o << "error       " << e.get<std::string>() << "\n";
   io.out(o.str());

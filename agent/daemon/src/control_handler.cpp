@@ -76,6 +76,39 @@ std::string badText(const agent::JobRequestSpec& s) {
   return "";
 }
 
+void emit(const HandlerContext& ctx, event::Event e) {
+  if (ctx.emit) ctx.emit(e);
+}
+
+int64_t monoUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000 + ts.tv_nsec / 1000;
+}
+
+std::string accelKind(const agent::JobRecord& r) {
+  if (r.spec.ipus > 0) return "ipu";
+  if (!r.devices.empty()) return "gpu";
+  if (r.spec.appliance_time_sec > 0) return "appliance";
+  return "";
+}
+
+void emitPrologFinished(const HandlerContext& ctx, const agent::JobRequestSpec& spec,
+                        const Result<agent::JobRecord>& r, int64_t started_us) {
+  event::PrologFinished e{.job_id = spec.job_id};
+  e.duration_us = static_cast<uint64_t>(std::max<int64_t>(0, monoUs() - started_us));
+  if (r.ok()) {
+    for (uint32_t d : r->devices) e.devices.push_back(std::to_string(d));
+    e.partition = r->ipu_partition;
+    e.accel_kind = accelKind(*r);
+    e.appliance_limit_s = r->spec.appliance_time_sec > 0 ? static_cast<uint64_t>(r->spec.appliance_time_sec) : 0;
+  } else {
+    e.result = event::JobResult::kFailed;
+    e.message = r.error().message();
+  }
+  emit(ctx, std::move(e));
+}
+
 std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest* req) {
   if (req->job() == nullptr || req->job()->job_id() == 0) return simple(fb::Outcome::BadRequest, "prolog: no job id");
   auto spec = specOf(*req->job());
@@ -85,7 +118,10 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
     auto n = ctx.tasks_on_node(spec.job_id);
     spec.ntasks = n.ok() ? *n : 1;
   }
+  int64_t started_us = monoUs();
+  emit(ctx, event::PrologStarted{.job_id = spec.job_id, .uid = spec.uid, .user = spec.user});
   auto r = ctx.manager->prolog(spec);
+  emitPrologFinished(ctx, spec, r, started_us);
   if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
   FlatBufferBuilder fbb(1024);
   auto info = jobInfo(fbb, *r);
@@ -94,7 +130,16 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
 
 std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest* req) {
   if (req->job_id() == 0) return simple(fb::Outcome::BadRequest, "epilog: no job id");
+  int64_t started_us = monoUs();
   auto s = ctx.manager->epilog(req->job_id());
+  event::EpilogFinished e{.job_id = req->job_id()};
+  e.duration_us = static_cast<uint64_t>(std::max<int64_t>(0, monoUs() - started_us));
+  if (!s.ok()) {
+    e.result = event::JobResult::kFailed;
+    e.cleanup_ok = false;
+    e.message = s.error().message();
+  }
+  emit(ctx, std::move(e));
   if (!s.ok()) return simple(fb::Outcome::NodeFault, s.error().message());
   return simple(fb::Outcome::Ok, "");
 }
@@ -107,7 +152,8 @@ std::vector<uint8_t> onStatus(const HandlerContext& ctx) {
   auto info = fb::CreateStatusInfoDirect(fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns,
                                          static_cast<uint32_t>(st.jobs), static_cast<uint32_t>(st.devices_total),
                                          static_cast<uint32_t>(st.devices_in_use),
-                                         ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors);
+                                         ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
+                                         ctx.events_status ? ctx.events_status().c_str() : nullptr);
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo, info.Union()));
 }
 
@@ -138,15 +184,26 @@ std::vector<uint8_t> statusReply(const Status& s) {
 
 std::vector<uint8_t> onTask(const HandlerContext& ctx, const fb::TaskRequest* t) {
   if (t->job_id() == 0 || t->pid() <= 0) return simple(fb::Outcome::BadRequest, "task: no job id or pid");
-  if (t->kind() == fb::TaskEventKind::Started)
-    return statusReply(ctx.manager->taskStarted(t->job_id(), agent::TaskRef{t->step_id(), t->pid(), t->start_ticks()}));
-  return statusReply(ctx.manager->taskExited(t->job_id(), t->pid()));
+  if (t->kind() == fb::TaskEventKind::Started) {
+    auto s = ctx.manager->taskStarted(t->job_id(), agent::TaskRef{t->step_id(), t->pid(), t->start_ticks()});
+    if (s.ok()) emit(ctx, event::TaskStarted{.job_id = t->job_id(), .step_id = t->step_id(), .pid = t->pid()});
+    return statusReply(s);
+  }
+  auto s = ctx.manager->taskExited(t->job_id(), t->pid());
+  if (s.ok()) emit(ctx, event::TaskEnded{.job_id = t->job_id(), .step_id = t->step_id(), .exit_code = t->exit_status()});
+  return statusReply(s);
 }
 
 std::vector<uint8_t> onStep(const HandlerContext& ctx, const fb::StepRequest* st) {
   if (st->job_id() == 0) return simple(fb::Outcome::BadRequest, "step: no job id");
-  if (st->kind() == fb::StepEventKind::Started) return statusReply(ctx.manager->stepStarted(st->job_id(), st->step_id()));
-  return statusReply(ctx.manager->stepEnded(st->job_id(), st->step_id()));
+  if (st->kind() == fb::StepEventKind::Started) {
+    auto s = ctx.manager->stepStarted(st->job_id(), st->step_id());
+    if (s.ok()) emit(ctx, event::StepStarted{.job_id = st->job_id(), .step_id = st->step_id()});
+    return statusReply(s);
+  }
+  auto s = ctx.manager->stepEnded(st->job_id(), st->step_id());
+  if (s.ok()) emit(ctx, event::StepEnded{.job_id = st->job_id(), .step_id = st->step_id()});
+  return statusReply(s);
 }
 
 }  // namespace

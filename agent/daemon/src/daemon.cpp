@@ -24,6 +24,7 @@
 #include "accel/common/config_file.h"
 #include "accel/common/log.h"
 #include "accel/common/vipu_config.h"
+#include "accel/events/outbox.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
 #include "accel/topology/loader.h"
@@ -95,6 +96,13 @@ Daemon::~Daemon() {
 }
 
 Status Daemon::start() {
+  // Blocked before any thread starts (the outbox's sender, workers), so that
+  // every thread inherits the mask and only the signalfd sees these.
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  signal(SIGPIPE, SIG_IGN);
   auto config = loadAccelConfig(options_.config_path);
   ACCEL_TRY(config);
   config_ = *config;
@@ -129,6 +137,12 @@ Status Daemon::start() {
   steps.push_back(std::make_unique<agent::EnvFileStep>());  // last: sees every step's variables
   manager_ = std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
                                                  std::move(inventory), std::move(steps), realtimeNs);
+  ACCEL_TRY(makeDirectory(config_.state_dir, 0700).context("state directory"));
+  auto opts = event::outboxOptionsFrom(config_, shortHostname());
+  if (!opts.ok()) return opts.error().context("event outbox");
+  auto outbox = event::Outbox::start(std::move(*opts));
+  if (!outbox.ok()) return outbox.error().context("event outbox");
+  outbox_ = std::move(*outbox);
   auto recovered = manager_->recover();
   ACCEL_TRY(recovered.ok() ? okStatus() : Status(recovered.error().context("recovering jobs")));
   for (const auto& p : recovered->problems) log::warning("start: recovery: " + p);
@@ -138,7 +152,12 @@ Status Daemon::start() {
   ctx_ = HandlerContext{manager_.get(), *slurm_uid, shortHostname(), ACCEL_VERSION, options_.config_path,
                         realtimeNs(), [self = selfPath()](uint32_t job_id) {
                           return tasksOnNodeIsolated(self, job_id, 5s);
-                        }};
+                        },
+                        nullptr, nullptr};
+  ctx_.emit = [this](const event::Event& e) { emitEvent(e); };
+  ctx_.events_status = [this] { return event::describe(outbox_->stats()); };
+  emitEvent(event::AgentStarted{.version = ACCEL_VERSION,
+                                .jobs_recovered = static_cast<uint32_t>(recovered->adopted + recovered->cleaned)});
 
   // Anyone may connect; what a caller may do is decided per request from
   // its kernel-reported uid.
@@ -146,12 +165,6 @@ Status Daemon::start() {
   ACCEL_TRY(listener.ok() ? okStatus() : Status(listener.error().context("control socket")));
   listener_ = std::move(*listener);
 
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
-  // Block in every thread (workers inherit the mask) so only signalfd sees them.
-  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-  signal(SIGPIPE, SIG_IGN);
   signal_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (signal_fd_ < 0 || epoll_fd_ < 0) return sysError("signalfd/epoll", errno);
@@ -182,6 +195,15 @@ Status Daemon::start() {
   return okStatus();
 }
 
+// A lifecycle event the spool cannot take is logged, not fatal: the job
+// itself must not fail because accounting is behind.
+void Daemon::emitEvent(const event::Event& e) {
+  auto s = outbox_->publish(e);
+  if (!s.ok())
+    log::warning(std::string("events: ") + event::kindName(e) + " of job " + std::to_string(event::jobIdOf(e)) +
+                 " not spooled: " + s.error().message());
+}
+
 void Daemon::armStatusTimer(std::chrono::nanoseconds after) {
   itimerspec its{};
   auto ns = std::max<int64_t>(after.count(), 1);
@@ -207,7 +229,7 @@ void Daemon::publishStatus() {
   last_status_ = std::chrono::steady_clock::now();
   auto st = manager_->stats();
   notify::status(std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
-                 std::to_string(st.devices_total) + " devices in use" +
+                 std::to_string(st.devices_total) + " devices in use; " + event::describe(outbox_->stats()) +
                  (st.last_errors.empty() ? "" : "; last error: " + st.last_errors.back()));
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "accel/agent/job_manager.h"
+#include "accel/events/event.h"
 
 namespace accel::agentd {
 
@@ -35,6 +36,10 @@ struct HandlerContext {
   // Tasks of a job on this node, asked of slurmctld for IPU jobs whose
   // prolog request does not carry the count. Unset: one task.
   std::function<Result<uint32_t>(uint32_t job_id)> tasks_on_node;
+  // Where job events go (the outbox); unset: nowhere. Never blocks.
+  std::function<void(const event::Event&)> emit;
+  // One line about the event stream for `accelctl status`; unset: none.
+  std::function<std::string()> events_status;
 };
 
 // Never fails: a malformed request gets a BadRequest reply.

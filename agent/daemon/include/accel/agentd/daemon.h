@@ -18,6 +18,7 @@
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
 #include "accel/common/result.h"
+#include "accel/events/outbox.h"
 #include "accel/ipc/control_socket.h"
 
 namespace accel::agentd {
@@ -50,10 +51,12 @@ class Daemon {
   void publishStatus();
   void onStatusDirty();
   void armStatusTimer(std::chrono::nanoseconds after);
+  void emitEvent(const event::Event& e);
 
   DaemonOptions options_;
   AccelConfig config_;
   Vendors vendors_;
+  std::unique_ptr<event::Outbox> outbox_;  // before manager_: outlives the workers' use
   std::unique_ptr<agent::JobManager> manager_;
   HandlerContext ctx_;
   ipc::Socket listener_;

@@ -22,6 +22,9 @@ sandbox_init_paths() {
     SB_LOCK=$SANDBOX_DIR/lock
     SB_MOCK=$SANDBOX_DIR/hw_mock     # state of the fake vendor clients (tests/hw_mock)
     AGENT_SOCKET=$SB_RUN/accel/control.sock
+    AGG_ENDPOINT=ipc://$SB_RUN/aggregator.sock
+    AGG_DIR=$SB_STATE/aggregator     # its database
+    KEY_DIR=$SB_ETC/keys             # CURVE keys of the aggregator and the node (0700)
     AGENT_PIDFILE=$SB_RUN/accel-agentd.pid  # the agent itself, not its supervisor
     SLURM_CONF_FILE=$SB_ETC/slurm.conf
     MUNGE_SOCKET=$SB_RUN/munge.socket
@@ -236,7 +239,7 @@ sandbox_file_holders() {
 }
 
 # --- ports -----------------------------------------------------------------------------------
-# Three TCP ports (slurmctld, slurmd, slurmdbd). The search starts at a base derived from the
+# Four TCP ports (slurmctld, slurmd, slurmdbd, the aggregator's metrics). The search starts at a base derived from the
 # sandbox path, so two sandboxes rarely even probe the same ports, and stays below the
 # kernel's ephemeral range (32768 up) so client sockets cannot take them later.
 pick_ports() {
@@ -250,13 +253,13 @@ pick_ports() {
     hash=$(cksum <<<"$SANDBOX_DIR")
     base=$((20000 + ${hash%% *} % 1000 * 10))
     PORTS=()
-    for ((port = base; port < base + 500 && ${#PORTS[@]} < 3; port++)); do
+    for ((port = base; port < base + 500 && ${#PORTS[@]} < 4; port++)); do
         [[ -z ${used[$port]:-} ]] && PORTS+=("$port")
     done
-    ((${#PORTS[@]} == 3)) || die "no three free TCP ports found from $base"
-    CTLD_PORT=${PORTS[0]} SLURMD_PORT=${PORTS[1]} DBD_PORT=${PORTS[2]}
-    printf 'CTLD_PORT=%s\nSLURMD_PORT=%s\nDBD_PORT=%s\n' "$CTLD_PORT" "$SLURMD_PORT" \
-        "$DBD_PORT" >"$SB_STATE/ports"
+    ((${#PORTS[@]} == 4)) || die "no four free TCP ports found from $base"
+    CTLD_PORT=${PORTS[0]} SLURMD_PORT=${PORTS[1]} DBD_PORT=${PORTS[2]} METRICS_PORT=${PORTS[3]}
+    printf 'CTLD_PORT=%s\nSLURMD_PORT=%s\nDBD_PORT=%s\nMETRICS_PORT=%s\n' "$CTLD_PORT" \
+        "$SLURMD_PORT" "$DBD_PORT" "$METRICS_PORT" >"$SB_STATE/ports"
 }
 
 load_ports() {
@@ -264,8 +267,8 @@ load_ports() {
     local key value
     while IFS='=' read -r key value; do
         case $key in
-        CTLD_PORT | SLURMD_PORT | DBD_PORT) printf -v "$key" '%s' "$value" ;;
+        CTLD_PORT | SLURMD_PORT | DBD_PORT | METRICS_PORT) printf -v "$key" '%s' "$value" ;;
         esac
     done <"$SB_STATE/ports"
-    [[ -n ${CTLD_PORT:-} && -n ${SLURMD_PORT:-} && -n ${DBD_PORT:-} ]]
+    [[ -n ${CTLD_PORT:-} && -n ${SLURMD_PORT:-} && -n ${DBD_PORT:-} && -n ${METRICS_PORT:-} ]]
 }

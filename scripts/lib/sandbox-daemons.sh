@@ -6,7 +6,7 @@
 # Adding a daemon (accel-agentd, accel-aggregatord) is one entry and one start function.
 
 # Start order; `down` walks it backwards.
-SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld agentd slurmd)
+SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld aggregatord agentd slurmd)
 
 # Programs `up` needs; checked first so a missing package is named before anything starts.
 SANDBOX_COMMANDS=(munged mungekey munge unmunge mariadbd mariadb-install-db mariadb slurmdbd
@@ -121,6 +121,19 @@ start_slurmctld() {
     spawn slurmctld slurmctld -D
     wait_until "$TIMEOUT" "slurmctld to answer" scontrol ping || return 1
     cancel_all_jobs "left from an earlier run"
+}
+
+# --- aggregatord (accel-aggregatord) ------------------------------------------------------------
+# The central event service, on a unix socket; it writes job summaries into AdminComment
+# through slurmdbd, so it starts after slurmctld and slurmdbd.
+start_aggregatord() {
+    local agg=$BUILD_DIR/bin/accel-aggregatord
+    [[ -x $agg ]] || die "accel-aggregatord is not built in $BUILD_DIR"
+    mkdir -p "$AGG_DIR"
+    # A socket left by an earlier run would look like a listener before this one runs.
+    rm -f "$SB_RUN/aggregator.sock"
+    spawn aggregatord "$agg" --config "$SB_ETC/accel-aggregator.conf"
+    wait_until "$TIMEOUT" "accel-aggregatord to listen" test -S "$SB_RUN/aggregator.sock"
 }
 
 # --- agentd (accel-agentd) ---------------------------------------------------------------------

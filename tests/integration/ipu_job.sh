@@ -43,4 +43,9 @@ if partitions | tr -d ' \n' | grep -q "\"id\":\"p$JOB_ID\""; then
     fail "partition p$JOB_ID still exists after the job"
 fi
 [[ ! -e $ipuof ]] || fail "$ipuof still exists after the job"
+# The job's summary in accounting names the IPUs and the partition.
+wait_comment "$JOB_ID" 20
+json=$(summary_of "$COMMENT")
+expect_eq "summary: kind, count, partition" "ipu 2 p$JOB_ID" \
+    "$(jq -r '"\(.accel) \(.count) \(.partition)"' <<<"$json")"
 log "PASS"

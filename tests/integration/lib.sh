@@ -85,3 +85,17 @@ wait_job_final() {
     done
     fail "sacct has no final state for job $job after $limit s (last: '${line:-nothing}')"
 }
+
+# wait_comment JOB SECONDS: waits until the job's AdminComment holds an accel= segment; sets COMMENT.
+wait_comment() {
+    local job=$1 deadline=$((SECONDS + $2))
+    while ((SECONDS <= deadline)); do
+        COMMENT=$(sacct -n -P -X -j "$job" -o AdminComment)
+        [[ $COMMENT == *accel=\{* ]] && return 0
+        sleep 0.5
+    done
+    fail "job $job has no accel= summary in AdminComment after $2 s (it holds '$COMMENT')"
+}
+
+# The accel= segment's JSON.
+summary_of() { sed -E 's/^(.*;)?accel=//' <<<"$1"; }

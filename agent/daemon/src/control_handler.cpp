@@ -99,6 +99,10 @@ void emitPrologFinished(const HandlerContext& ctx, const agent::JobRequestSpec& 
   e.duration_us = static_cast<uint64_t>(std::max<int64_t>(0, monoUs() - started_us));
   if (r.ok()) {
     for (uint32_t d : r->devices) e.devices.push_back(std::to_string(d));
+    // IPUs sit behind the fabric, not in the topology: name them by their
+    // place in the job's partition.
+    if (!r->ipu_partition.empty())
+      for (uint32_t i = 0; i < r->spec.ipus; ++i) e.devices.push_back(r->ipu_partition + ":" + std::to_string(i));
     e.partition = r->ipu_partition;
     e.accel_kind = accelKind(*r);
     e.appliance_limit_s = r->spec.appliance_time_sec > 0 ? static_cast<uint64_t>(r->spec.appliance_time_sec) : 0;

@@ -147,6 +147,7 @@ LogLevel=info
 ${topology:+TopologyFile=$topology}
 # The fake V-IPU and appliance clients of tests/hw_mock, built with the agent.
 HwMockDir=$BUILD_DIR/hw_mock
+AppliancePollInterval=1
 # Job events go to the sandbox's accel-aggregatord.
 AggregatorAddress=$AGG_ENDPOINT
 AggregatorPublicKeyFile=$KEY_DIR/aggregator.pub

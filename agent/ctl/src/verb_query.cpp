@@ -41,9 +41,16 @@ json jobJson(const fb::JobInfo* j) {
   if (j->env()) for (const auto* e : *j->env()) env[str(e->name())] = str(e->value());
   json devices = json::array();
   if (j->devices()) for (const auto* d : *j->devices()) devices.push_back(d->index());
+  json appliance = json::array();
+  if (j->appliance_jobs())
+    for (const auto* a : *j->appliance_jobs())
+      appliance.push_back({{"id", str(a->id())}, {"state", str(a->state())}, {"systems", a->systems()},
+                           {"created", timeText(a->created_ns())}, {"started", timeText(a->started_ns())},
+                           {"ended", timeText(a->ended_ns())}});
   return {{"job_id", j->job_id()}, {"user", str(j->user())}, {"uid", j->uid()},
           {"state", fb::EnumNameJobState(j->state())}, {"devices", devices}, {"job_dir", str(j->job_dir())},
-          {"env", env}, {"prolog_started", timeText(j->prolog_started_ns())}, {"ready", timeText(j->ready_ns())}};
+          {"env", env}, {"prolog_started", timeText(j->prolog_started_ns())}, {"ready", timeText(j->ready_ns())},
+          {"appliance_jobs", appliance}, {"appliance_seconds", j->appliance_seconds()}};
 }
 
 // Calls the daemon and returns the reply, or prints why not and sets `code`.

@@ -40,14 +40,23 @@ fb::JobState stateOf(agent::JobPhase p) {
   return fb::JobState::None;
 }
 
-flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord& r) {
+flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord& r,
+                                          const HandlerContext* ctx = nullptr) {
+  std::vector<flatbuffers::Offset<fb::ApplianceJobInfo>> appliance_jobs;
+  double appliance_seconds = 0;
+  if (ctx && ctx->appliance_jobs) {
+    for (const auto& a : ctx->appliance_jobs(r.spec.job_id))
+      appliance_jobs.push_back(fb::CreateApplianceJobInfoDirect(fbb, a.id.c_str(), appliance::stateName(a.state),
+                                                                a.systems, a.create_ns, a.start_ns, a.end_ns));
+    if (ctx->appliance_seconds) appliance_seconds = ctx->appliance_seconds(r.spec.job_id);
+  }
   std::vector<flatbuffers::Offset<fb::Device>> devices;
   for (uint32_t d : r.devices) devices.push_back(fb::CreateDevice(fbb, fb::DeviceKind::Other, d));
   std::vector<flatbuffers::Offset<fb::EnvVar>> env;
   for (const auto& [k, v] : r.env) env.push_back(fb::CreateEnvVarDirect(fbb, k.c_str(), v.c_str()));
   return fb::CreateJobInfoDirect(fbb, r.spec.job_id, r.spec.uid, r.spec.user.c_str(), stateOf(r.phase),
                                  &devices, r.job_dir.c_str(), &env, r.prolog_started_ns, r.ready_ns,
-                                 r.last_error.c_str());
+                                 r.last_error.c_str(), ctx ? &appliance_jobs : nullptr, appliance_seconds);
 }
 
 agent::JobRequestSpec specOf(const fb::JobSpec& j) {
@@ -126,6 +135,7 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
   emit(ctx, event::PrologStarted{.job_id = spec.job_id, .uid = spec.uid, .user = spec.user});
   auto r = ctx.manager->prolog(spec);
   emitPrologFinished(ctx, spec, r, started_us);
+  if (r.ok() && ctx.jobs_changed) ctx.jobs_changed();
   if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
   FlatBufferBuilder fbb(1024);
   auto info = jobInfo(fbb, *r);
@@ -144,6 +154,7 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
     e.message = s.error().message();
   }
   emit(ctx, std::move(e));
+  if (ctx.jobs_changed) ctx.jobs_changed();
   if (!s.ok()) return simple(fb::Outcome::NodeFault, s.error().message());
   return simple(fb::Outcome::Ok, "");
 }
@@ -165,7 +176,7 @@ std::vector<uint8_t> onJobs(const HandlerContext& ctx, const Caller& caller) {
   FlatBufferBuilder fbb(4096);
   std::vector<flatbuffers::Offset<fb::JobInfo>> jobs;
   for (const auto& r : ctx.manager->jobs())
-    if (isAdmin(ctx, caller) || r.spec.uid == caller.uid) jobs.push_back(jobInfo(fbb, r));
+    if (isAdmin(ctx, caller) || r.spec.uid == caller.uid) jobs.push_back(jobInfo(fbb, r, &ctx));
   auto list = fb::CreateJobListDirect(fbb, &jobs);
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobList, list.Union()));
 }
@@ -176,7 +187,7 @@ std::vector<uint8_t> onJob(const HandlerContext& ctx, const Caller& caller, uint
   if (!r || (!isAdmin(ctx, caller) && r->spec.uid != caller.uid))
     return simple(fb::Outcome::NotFound, "job " + std::to_string(job_id) + " has nothing on this node");
   FlatBufferBuilder fbb(1024);
-  auto info = jobInfo(fbb, *r);
+  auto info = jobInfo(fbb, *r, &ctx);
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobInfo, info.Union()));
 }
 

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "accel/agent/appliance_watcher.h"
 #include "accel/agent/env_file_step.h"
 #include "accel/agent/ipu_partition_step.h"
 #include "accel/agent/job_dir_step.h"
@@ -149,12 +150,16 @@ Status Daemon::start() {
   log::info("start: jobs re-adopted " + std::to_string(recovered->adopted) + ", prologs rolled back " +
             std::to_string(recovered->rolled_back) + ", epilogs finished " + std::to_string(recovered->cleaned));
 
-  ctx_ = HandlerContext{manager_.get(), *slurm_uid, shortHostname(), ACCEL_VERSION, options_.config_path,
-                        realtimeNs(), [self = selfPath()](uint32_t job_id) {
-                          return tasksOnNodeIsolated(self, job_id, 5s);
-                        },
-                        nullptr, nullptr};
+  ctx_ = HandlerContext{};
+  ctx_.manager = manager_.get();
+  ctx_.slurm_uid = *slurm_uid;
+  ctx_.node_name = shortHostname();
+  ctx_.version = ACCEL_VERSION;
+  ctx_.config_path = options_.config_path;
+  ctx_.started_ns = realtimeNs();
+  ctx_.tasks_on_node = [self = selfPath()](uint32_t job_id) { return tasksOnNodeIsolated(self, job_id, 5s); };
   ctx_.emit = [this](const event::Event& e) { emitEvent(e); };
+  startApplianceWatcher();
   ctx_.events_status = [this] { return event::describe(outbox_->stats()); };
   emitEvent(event::AgentStarted{.version = ACCEL_VERSION,
                                 .jobs_recovered = static_cast<uint32_t>(recovered->adopted + recovered->cleaned)});
@@ -193,6 +198,35 @@ Status Daemon::start() {
   notify::ready("ready: " + std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
                 std::to_string(st.devices_total) + " devices in use");
   return okStatus();
+}
+
+// With an appliance client, the jobs' appliance work is followed while any
+// job is ready here; every change is logged and streamed.
+void Daemon::startApplianceWatcher() {
+  if (!vendors_.appliance) return;
+  auto live = [this] {
+    std::vector<uint32_t> ids;
+    for (const auto& r : manager_->jobs())
+      if (r.phase == agent::JobPhase::kReady) ids.push_back(r.spec.job_id);
+    return ids;
+  };
+  auto changed = [this](const appliance::ApplianceJob& j) {
+    log::info("appliance: job " + std::to_string(j.slurm_job_id) + ": " + j.id + " " + appliance::stateName(j.state) +
+              " (" + std::to_string(j.systems) + " CS-X)");
+    emitEvent(event::ApplianceJobChanged{
+        .job_id = j.slurm_job_id,
+        .appliance_job = j.id,
+        .state = static_cast<event::ApplianceState>(static_cast<int>(j.state)),
+        .csx_count = j.systems,
+        .seconds_used = static_cast<uint64_t>(appliance_->secondsOf(j.slurm_job_id))});
+  };
+  appliance_ = std::make_unique<agent::ApplianceWatcher>(
+      vendors_.appliance, std::chrono::duration_cast<std::chrono::milliseconds>(config_.appliance_poll_interval),
+      live, changed, realtimeNs);
+  ctx_.appliance_jobs = [this](uint32_t id) { return appliance_->jobsOf(id); };
+  ctx_.appliance_seconds = [this](uint32_t id) { return appliance_->secondsOf(id); };
+  ctx_.jobs_changed = [this] { appliance_->poke(); };
+  appliance_->start();
 }
 
 // A lifecycle event the spool cannot take is logged, not fatal: the job

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "accel/agent/job_manager.h"
+#include "accel/appliance/appliance.h"
 #include "accel/events/event.h"
 
 namespace accel::agentd {
@@ -38,6 +39,11 @@ struct HandlerContext {
   std::function<Result<uint32_t>(uint32_t job_id)> tasks_on_node;
   // Where job events go (the outbox); unset: nowhere. Never blocks.
   std::function<void(const event::Event&)> emit;
+  // The appliance view of a job, when the node has an appliance; unset: none.
+  std::function<std::vector<appliance::ApplianceJob>(uint32_t job_id)> appliance_jobs;
+  std::function<double(uint32_t job_id)> appliance_seconds;
+  // Called after a prolog or epilog changed the set of live jobs.
+  std::function<void()> jobs_changed;
   // One line about the event stream for `accelctl status`; unset: none.
   std::function<std::string()> events_status;
 };

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "accel/agent/appliance_watcher.h"
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/control_handler.h"
 #include "accel/agentd/vendors.h"
@@ -52,12 +53,14 @@ class Daemon {
   void onStatusDirty();
   void armStatusTimer(std::chrono::nanoseconds after);
   void emitEvent(const event::Event& e);
+  void startApplianceWatcher();
 
   DaemonOptions options_;
   AccelConfig config_;
   Vendors vendors_;
   std::unique_ptr<event::Outbox> outbox_;  // before manager_: outlives the workers' use
   std::unique_ptr<agent::JobManager> manager_;
+  std::unique_ptr<agent::ApplianceWatcher> appliance_;  // after manager_: stopped first
   HandlerContext ctx_;
   ipc::Socket listener_;
   int epoll_fd_ = -1;

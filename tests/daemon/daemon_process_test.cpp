@@ -311,5 +311,31 @@ TEST_F(DaemonProcessTest, JobEventsAreSpooledAndSurviveAKill) {
   EXPECT_NE(events().find("link down, backlog 5 "), std::string::npos) << "4 kept, 1 new start: " << events();
 }
 
+// A GPU job learns the RDMA devices nearest its GPUs in the variables NCCL and
+// UCX read, and `accelctl status` says which job holds which GPU.
+TEST_F(DaemonProcessTest, GpuJobGetsItsNearestNicsAndStatusNamesTheHolder) {
+  startOrFail();
+  ASSERT_EQ(h_.ctl({"prolog"}, AgentHarness::jobEnv(1301, 4242, "0,1")).exit_code, 0);
+  auto job = h_.ctl({"job", "1301", "--json"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto env = json::parse(job.out)["env"];
+  // ipa20: GPU 0 shares a PCI switch with both ports of mlx5_0/mlx5_1, GPU 1 with mlx5_2.
+  EXPECT_EQ(env["NCCL_IB_HCA"], "mlx5_0,mlx5_1,mlx5_2");
+  EXPECT_EQ(env["ACCEL_NCCL_IB_HCA"], "mlx5_0,mlx5_1,mlx5_2");
+  EXPECT_EQ(env["UCX_NET_DEVICES"], "mlx5_0:1,mlx5_1:1,mlx5_2:1");
+  auto st = h_.ctl({"status", "--json"});
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  auto use = json::parse(st.out)["device_use"];
+  ASSERT_EQ(use.size(), 4u);
+  EXPECT_EQ(use[0]["name"], "cuda0");
+  EXPECT_EQ(use[0]["job_id"], 1301);
+  EXPECT_EQ(use[1]["job_id"], 1301);
+  EXPECT_EQ(use[2]["job_id"], 0);
+  auto table = h_.ctl({"status"});
+  EXPECT_NE(table.out.find("cuda1     gpu   job 1301"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("cuda3     gpu   free"), std::string::npos) << table.out;
+  ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(1301, 4242, "0,1")).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace accel::testing

@@ -14,11 +14,23 @@ void JobManager::noteErrorLocked(const std::string& message) {
 }
 
 // The variables that name the job's devices for its tasks.
+namespace {
+
+void addOnce(std::string& list, const std::string& item) {
+  if (item.empty() || ("," + list + ",").find("," + item + ",") != std::string::npos) return;
+  list += (list.empty() ? "" : ",") + item;
+}
+
+}  // namespace
+
 void JobManager::deviceEnvLocked(JobRecord& rec) const {
-  std::string names, pci, nics;
+  std::string names, pci, nics, hcas;
+  bool gpus = false;
   for (uint32_t d : rec.devices) {
     if (d >= inventory_.devices.size()) continue;
     const auto& dev = inventory_.devices[d];
+    gpus = gpus || dev.slot.kind == "gpu";
+    for (const auto& h : dev.nearest_rdma) addOnce(hcas, h);
     names += (names.empty() ? "" : ",") + dev.name;
     pci += (pci.empty() ? "" : ",") + dev.pci_bus_id;
     for (const auto& n : dev.nearest_nics) {
@@ -30,6 +42,35 @@ void JobManager::deviceEnvLocked(JobRecord& rec) const {
   rec.env.emplace_back("ACCEL_DEVICES", names);
   rec.env.emplace_back("ACCEL_DEVICE_PCI_IDS", pci);
   if (!nics.empty()) rec.env.emplace_back("ACCEL_NICS", nics);
+  if (!gpus) return;
+  // What NCCL and UCX read to pick their network devices: the RDMA devices
+  // nearest the job's GPUs, else the nearest interfaces (UCX's TCP path).
+  std::string ucx;
+  if (!hcas.empty()) {
+    for (size_t at = 0; at <= hcas.size();) {
+      size_t comma = std::min(hcas.find(',', at), hcas.size());
+      addOnce(ucx, hcas.substr(at, comma - at) + ":1");
+      at = comma + 1;
+    }
+    rec.env.emplace_back("NCCL_IB_HCA", hcas);
+    rec.env.emplace_back("ACCEL_NCCL_IB_HCA", hcas);
+  } else {
+    ucx = nics;
+  }
+  if (!ucx.empty()) {
+    rec.env.emplace_back("UCX_NET_DEVICES", ucx);
+    rec.env.emplace_back("ACCEL_UCX_NET_DEVICES", ucx);
+  }
+}
+
+std::vector<DeviceUse> JobManager::deviceUse() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<DeviceUse> out;
+  for (const auto& d : inventory_.devices) out.push_back(DeviceUse{d.slot.index, d.name, d.slot.kind, 0});
+  for (const auto& [id, rec] : records_)
+    for (uint32_t d : rec.devices)
+      if (d < out.size()) out[d].job_id = id;
+  return out;
 }
 
 Status JobManager::saveLocked(const JobRecord& rec) {

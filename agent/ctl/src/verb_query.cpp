@@ -3,6 +3,7 @@
 #include <charconv>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <iomanip>
 #include <sstream>
 
 #include "accel/ctl/client.h"
@@ -103,11 +104,16 @@ int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, con
   if (s == nullptr) { io.err("accelctl: the daemon sent no status"); return kNodeFault; }
   json errors = json::array();
   if (s->last_errors()) for (const auto* e : *s->last_errors()) errors.push_back(e->str());
+  json use = json::array();
+  if (s->device_use())
+    for (const auto* d : *s->device_use())
+      use.push_back({{"index", d->index()}, {"name", str(d->name())}, {"kind", str(d->kind())},
+                     {"job_id", d->job_id()}});
   if (g.json) {
     json j = {{"daemon", "running"}, {"version", str(s->version())}, {"node", str(s->node())},
               {"started", timeText(s->started_ns())}, {"jobs", s->jobs()}, {"devices_total", s->devices_total()},
               {"devices_in_use", s->devices_in_use()}, {"topology", str(s->topology_source())},
-              {"config", str(s->config_path())}, {"events", str(s->events())}, {"last_errors", errors}};
+              {"config", str(s->config_path())}, {"events", str(s->events())}, {"device_use", use}, {"last_errors", errors}};
     io.out(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
     return kOk;
   }
@@ -119,6 +125,9 @@ int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, con
     << "jobs        " << s->jobs() << "\n"
     << "devices     " << s->devices_in_use() << " of " << s->devices_total() << " in use\n"
     << "events      " << (s->events() && s->events()->size() ? str(s->events()) : std::string("no outbox")) << "\n";
+  for (const auto& d : use)
+    o << "  " << std::left << std::setw(10) << d["name"].get<std::string>() << std::setw(6) << d["kind"].get<std::string>()
+      << (d["job_id"].get<uint32_t>() ? "job " + std::to_string(d["job_id"].get<uint32_t>()) : std::string("free")) << "\n";
   if (errors.empty()) o << "errors      none\n";
   for (const auto& e : errors) o << "error       " << e.get<std::string>() << "\n";
   io.out(o.str());

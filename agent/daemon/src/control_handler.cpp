@@ -162,13 +162,16 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
 std::vector<uint8_t> onStatus(const HandlerContext& ctx) {
   auto st = ctx.manager->stats();
   FlatBufferBuilder fbb(1024);
+  std::vector<flatbuffers::Offset<fb::DeviceUse>> use;
+  for (const auto& d : ctx.manager->deviceUse())
+    use.push_back(fb::CreateDeviceUseDirect(fbb, d.index, d.name.c_str(), d.kind.c_str(), d.job_id));
   std::vector<flatbuffers::Offset<flatbuffers::String>> errors;
   for (const auto& e : st.last_errors) errors.push_back(fbb.CreateString(e));
   auto info = fb::CreateStatusInfoDirect(fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns,
                                          static_cast<uint32_t>(st.jobs), static_cast<uint32_t>(st.devices_total),
                                          static_cast<uint32_t>(st.devices_in_use),
                                          ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
-                                         ctx.events_status ? ctx.events_status().c_str() : nullptr);
+                                         ctx.events_status ? ctx.events_status().c_str() : nullptr, &use);
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo, info.Union()));
 }
 

@@ -34,6 +34,7 @@ agent::Inventory buildInventory(const topo::NodeTopology& t, std::string source)
     for (const auto& c : nics) {
       const auto& nic = t.nics[c.nic];
       d.nearest_nics.push_back(!nic.netdev.empty() ? nic.netdev : nic.rdma_device.value_or(""));
+      if (c.distance == nics.front().distance && nic.rdma_device) d.nearest_rdma.push_back(*nic.rdma_device);
     }
     inv.nic_distance.push_back(nics.empty() ? topo::distanceRank(topo::Distance::kOtherSocket) + 1
                                             : topo::distanceRank(nics.front().distance));

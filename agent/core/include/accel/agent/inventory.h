@@ -15,6 +15,9 @@ struct InventoryDevice {
   std::string name;        // first OS device, e.g. "cuda0"; or "<kind><ordinal>"
   std::string pci_bus_id;  // empty when none
   std::vector<std::string> nearest_nics;  // netdev names, nearest first
+  // RDMA devices (mlx5_0, ...) of the NICs at the nearest distance, in NIC
+  // order: what NCCL_IB_HCA and UCX_NET_DEVICES name. Empty without RDMA.
+  std::vector<std::string> nearest_rdma;
 };
 
 struct Inventory {

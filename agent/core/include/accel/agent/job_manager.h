@@ -30,6 +30,14 @@ struct ManagerStats {
   std::vector<std::string> last_errors;  // newest last, at most kMaxErrors
 };
 
+// One accelerator of the node and the job that holds it (0: free).
+struct DeviceUse {
+  uint32_t index = 0;
+  std::string name;  // e.g. cuda0
+  std::string kind;  // gpu, ipu, other
+  uint32_t job_id = 0;
+};
+
 struct RecoverySummary {
   size_t adopted = 0;        // jobs found ready or failed, kept as they were
   size_t rolled_back = 0;    // half-done prologs undone
@@ -71,6 +79,7 @@ class JobManager {
   std::optional<JobRecord> job(uint32_t job_id) const;
   std::vector<JobRecord> jobs() const;
   ManagerStats stats() const;
+  std::vector<DeviceUse> deviceUse() const;
   void replaceInventory(Inventory inventory);
   std::string inventorySource() const;
 

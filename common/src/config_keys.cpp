@@ -152,6 +152,12 @@ ConfigSchema makeAccelSchema() {
            .help = "Prefix length of the job addresses (the whole fabric subnet). 0: the prefix "
                    "of FabricAddressRange.",
            .store = storeIn<&C::fabric_address_prefix>},
+          {.name = "FabricNetns",
+           .type = ValueType::kString,
+           .help = "Manage the fabric NICs of this named network namespace (ip netns, under "
+                   "/run/netns) instead of the daemon's own; the rest of the daemon stays where "
+                   "it is. For nodes whose fabric NICs live in a namespace, and for testing.",
+           .store = storeIn<&C::fabric_netns>},
           {.name = "FabricRoutes",
            .type = ValueType::kString,
            .help = "Comma-separated networks routed through the job's fabric NICs, e.g. the "

@@ -23,6 +23,11 @@ sandbox_init_paths() {
     SB_MOCK=$SANDBOX_DIR/hw_mock     # state of the fake vendor clients (tests/hw_mock)
     AGENT_SOCKET=$SB_RUN/accel/control.sock
     AGG_ENDPOINT=ipc://$SB_RUN/aggregator.sock
+    # The fabric's private network namespace, named after the sandbox path so two sandboxes
+    # never share one; the host's own interfaces are never touched.
+    local sum
+    sum=$(cksum <<<"$SANDBOX_DIR")
+    SB_NETNS=accel-sb-${sum%% *}
     AGG_DIR=$SB_STATE/aggregator     # its database
     KEY_DIR=$SB_ETC/keys             # CURVE keys of the aggregator and the node (0700)
     AGENT_PIDFILE=$SB_RUN/accel-agentd.pid  # the agent itself, not its supervisor

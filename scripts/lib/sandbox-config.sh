@@ -148,6 +148,7 @@ ${topology:+TopologyFile=$topology}
 # The fake V-IPU and appliance clients of tests/hw_mock, built with the agent.
 HwMockDir=$BUILD_DIR/hw_mock
 AppliancePollInterval=1
+$(fabric_settings)
 # Job events go to the sandbox's accel-aggregatord.
 AggregatorAddress=$AGG_ENDPOINT
 AggregatorPublicKeyFile=$KEY_DIR/aggregator.pub
@@ -164,6 +165,18 @@ MaxIpusPerJob=64
 ApiTimeout=10
 EOF
     mv -f "$SB_ETC/vipu.conf.tmp" "$SB_ETC/vipu.conf"
+}
+
+# The fabric keys, when the chosen topology gives NICs to mirror in the namespace: its RDMA
+# ports (the first two) carry the fabric, with jumbo frames, a per-node block of a /16 and a
+# route to the accelerators' subnet.
+fabric_settings() {
+    [[ -s $SB_STATE/fabric_nics ]] || return 0
+    local nics
+    nics=$(paste -sd, "$SB_STATE/fabric_nics")
+    printf '%s
+' "Fabric=yes" "FabricNetns=$SB_NETNS" "FabricInterfaces=$nics" "FabricMtu=9000" \
+        "FabricAddressRange=10.9.0.0/26" "FabricAddressPrefix=16" "FabricRoutes=10.10.0.0/16"
 }
 
 # accel-aggregator.conf: listens on a unix socket, writes AdminComment through the sandbox's
@@ -198,6 +211,7 @@ make_keys() {
 
 write_configs() {
     make_keys
+    fabric_netns_up
     write_aggregator_conf
     write_accel_conf
     write_slurm_conf

@@ -136,6 +136,40 @@ start_aggregatord() {
     wait_until "$TIMEOUT" "accel-aggregatord to listen" test -S "$SB_RUN/aggregator.sock"
 }
 
+# --- the fabric namespace ----------------------------------------------------------------------
+# A private network namespace holding one veth pair per NIC of the chosen topology, named like
+# the NICs (their peers get a -p suffix), so the agent's fabric set-up works on a real kernel
+# without touching the host. Made on `up` when missing; removed by `down`.
+fabric_netns_up() {
+    local topology='' nic
+    [[ -r $SB_STATE/topology ]] && topology=$(<"$SB_STATE/topology")
+    : >"$SB_STATE/fabric_nics"
+    [[ -n $topology ]] || return 0
+    "$BUILD_DIR/bin/accel-agentd" --print-topology --xml "$topology" --json |
+        jq -r '.nics[] | select(.rdma_device != null) | .netdev' | head -n 2 >"$SB_STATE/fabric_nics" ||
+        die "cannot read the NICs of $topology"
+    ip netns list | grep -qw "$SB_NETNS" && return 0
+    ip netns add "$SB_NETNS" || die "cannot create network namespace $SB_NETNS"
+    ip -n "$SB_NETNS" link set lo up
+    # The fabric is IPv4; without IPv6 no link-local address comes and goes with carrier.
+    ip netns exec "$SB_NETNS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+        net.ipv6.conf.default.disable_ipv6=1
+    while read -r nic; do
+        ip -n "$SB_NETNS" link add "$nic" type veth peer name "${nic:0:13}-p" ||
+            die "cannot create veth $nic in $SB_NETNS"
+        ip -n "$SB_NETNS" link set "${nic:0:13}-p" up
+        # The first up gives a link its queueing discipline for good: do it now, so a job's
+        # set-up and teardown leave the namespace exactly as it was before the job.
+        ip -n "$SB_NETNS" link set "$nic" up
+        ip -n "$SB_NETNS" link set "$nic" down
+    done < <("$BUILD_DIR/bin/accel-agentd" --print-topology --xml "$topology" --json | jq -r '.nics[].netdev')
+    say "fabric namespace $SB_NETNS with $(wc -l <"$SB_STATE/fabric_nics") fabric NICs"
+}
+
+fabric_netns_down() {
+    if ip netns list 2>/dev/null | grep -qw "$SB_NETNS"; then ip netns del "$SB_NETNS"; fi
+}
+
 # --- agentd (accel-agentd) ---------------------------------------------------------------------
 # The node agent from this build, under scripts/lib/supervise, which restarts it on failure
 # as systemd's Restart=on-failure would; the agent's own pid is in $AGENT_PIDFILE. It starts

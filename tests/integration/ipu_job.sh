@@ -39,7 +39,7 @@ done
 grep -q "\"id\":\"p$JOB_ID\"" <<<"$(grep '^partitions ' <<<"$out")" ||
     fail "the partition p$JOB_ID was not listed while the job ran"
 # After the job: the partition and the files are gone.
-if partitions | tr -d ' \n' | grep -q "\"id\":\"p$JOB_ID\""; then
+if grep -q "\"id\":\"p$JOB_ID\"" <<<"$(partitions | tr -d ' \n')"; then
     fail "partition p$JOB_ID still exists after the job"
 fi
 [[ ! -e $ipuof ]] || fail "$ipuof still exists after the job"

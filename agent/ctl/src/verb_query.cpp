@@ -94,6 +94,13 @@ void printJobsTable(const std::vector<const fb::JobInfo*>& jobs, const CliIo& io
 
 }  // namespace
 
+// The daemon's "events: link up, ..." without its own label.
+std::string eventsLine(std::string text) {
+  if (text.empty()) return "no outbox";
+  if (text.rfind("events: ", 0) == 0) text.erase(0, 8);
+  return text;
+}
+
 int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
   if (!args.empty()) { io.err("accelctl: status takes no arguments"); return kUsage; }
   std::vector<uint8_t> buf;
@@ -124,7 +131,7 @@ int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, con
     << "topology    " << str(s->topology_source()) << "\n"
     << "jobs        " << s->jobs() << "\n"
     << "devices     " << s->devices_in_use() << " of " << s->devices_total() << " in use\n"
-    << "events      " << (s->events() && s->events()->size() ? str(s->events()) : std::string("no outbox")) << "\n";
+    << "events      " << eventsLine(str(s->events())) << "\n";
   for (const auto& d : use)
     o << "  " << std::left << std::setw(10) << d["name"].get<std::string>() << std::setw(6) << d["kind"].get<std::string>()
       << (d["job_id"].get<uint32_t>() ? "job " + std::to_string(d["job_id"].get<uint32_t>()) : std::string("free")) << "\n";

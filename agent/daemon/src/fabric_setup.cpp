@@ -1,6 +1,12 @@
 #include "accel/agentd/fabric_setup.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <fstream>
+#include <thread>
 #include <sstream>
 
 #include "accel/fabric/ipv4.h"
@@ -37,6 +43,54 @@ std::string defaultRouteInterface(std::string_view table) {
   return "";
 }
 
+namespace {
+
+struct OpenedLinks {
+  Result<std::unique_ptr<fabric::NetlinkLinks>> links = Error(ErrorCode::kInternal, "not opened");
+  std::string default_route_if;
+};
+
+std::string readDefaultRouteIf() {
+  // thread-self: the routes of the namespace this thread is in.
+  std::ifstream route("/proc/thread-self/net/route");
+  std::stringstream text;
+  text << route.rdbuf();
+  return defaultRouteInterface(text.str());
+}
+
+// Opens the netlink socket in `netns` (empty: ours). A socket stays bound to
+// the namespace it was opened in, so only a short-lived thread enters it; the
+// daemon's other threads never change namespace.
+OpenedLinks openLinks(const std::string& netns) {
+  OpenedLinks out;
+  if (netns.empty()) {
+    out.links = fabric::NetlinkLinks::open();
+    out.default_route_if = readDefaultRouteIf();
+    return out;
+  }
+  if (netns.find('/') != std::string::npos || netns == "." || netns == "..")
+    return {Error(ErrorCode::kInvalidArgument, "FabricNetns: '" + netns + "' is not a namespace name"), ""};
+  std::thread([&] {
+    std::string path = "/run/netns/" + netns;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      out.links = sysError("FabricNetns " + path, errno);
+      return;
+    }
+    if (::setns(fd, CLONE_NEWNET) != 0) {
+      out.links = sysError("FabricNetns: entering " + path, errno);
+      ::close(fd);
+      return;
+    }
+    ::close(fd);
+    out.links = fabric::NetlinkLinks::open();
+    out.default_route_if = readDefaultRouteIf();
+  }).join();
+  return out;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<agent::FabricStep>> makeFabricStep(const AccelConfig& c, topo::NodeTopology topology) {
   fabric::FabricConfig fc;
   fc.interfaces = splitList(c.fabric_interfaces);
@@ -47,18 +101,15 @@ Result<std::unique_ptr<agent::FabricStep>> makeFabricStep(const AccelConfig& c, 
   fc.state_dir = c.run_dir + "/fabric";
   for (const auto& r : fc.routes)
     if (auto n = fabric::parseNetwork(r); !n.ok()) return n.error().context("FabricRoutes: " + r);
-  auto links = fabric::NetlinkLinks::open();
-  ACCEL_TRY(links);
-  auto manager = fabric::FabricManager::open(fc, std::move(*links));
+  auto opened = openLinks(c.fabric_netns);
+  ACCEL_TRY(opened.links);
+  auto manager = fabric::FabricManager::open(fc, std::move(*opened.links));
   ACCEL_TRY(manager);
   std::vector<std::string> avoid;
   if (!c.fabric_management_interface.empty()) {
     avoid.push_back(c.fabric_management_interface);
-  } else {
-    std::ifstream route("/proc/net/route");
-    std::stringstream text;
-    text << route.rdbuf();
-    if (auto def = defaultRouteInterface(text.str()); !def.empty()) avoid.push_back(def);
+  } else if (!opened.default_route_if.empty()) {
+    avoid.push_back(opened.default_route_if);
   }
   auto configured = fc.interfaces;
   auto choose = [topology = std::move(topology), configured, avoid](const agent::JobRecord& job)

@@ -136,7 +136,7 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                       "ApplianceCommand", "AppliancePollInterval", "ApplianceTimeout",
                                       "Fabric", "FabricInterfaces", "FabricManagementInterface",
                                       "FabricMtu", "FabricAddressRange", "FabricAddressPrefix",
-                                      "FabricRoutes", "AggregatorAddress", "AggregatorPublicKeyFile",
+                                      "FabricNetns", "FabricRoutes", "AggregatorAddress", "AggregatorPublicKeyFile",
                                       "NodeKeyFile", "EventSpoolDir", "EventSpoolMaxSize"}));
 }
 

@@ -49,6 +49,7 @@ struct AccelConfig {
   std::string fabric_address_range;
   std::uint64_t fabric_address_prefix = 0;
   std::string fabric_routes;      // comma-separated
+  std::string fabric_netns;       // empty: the daemon's own namespace
   // Event stream to accel-aggregatord (ipc/events/outbox.h).
   std::optional<std::string> aggregator_address;
   std::string aggregator_public_key_file;

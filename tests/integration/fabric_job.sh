@@ -9,8 +9,9 @@ source "$(dirname -- "$0")/lib.sh"
 require_root
 require_sandbox
 ensure_test_user
-[[ -n ${ACCEL_SANDBOX_NETNS:-} ]] && grep -qw "$ACCEL_SANDBOX_NETNS" <<<"$(ip netns list)" ||
+if [[ -z ${ACCEL_SANDBOX_NETNS:-} ]] || ! grep -qw "$ACCEL_SANDBOX_NETNS" <<<"$(ip netns list)"; then
     fail "the sandbox has no fabric namespace (bring it up with --topology)"
+fi
 ns=$ACCEL_SANDBOX_NETNS
 
 snapshot() { ip "$@" -j link show; ip "$@" -j addr show; ip "$@" -j route show table all; }

@@ -33,7 +33,7 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 struct Args {
-  std::string agentd, accelctl, topology, baseline_dir;
+  std::string agentd, accelctl, topology, baseline_dir, hw_mock;
   int iterations = 500;
   int baseline_iterations = 50;
   int idle_seconds = 10;
@@ -125,6 +125,33 @@ json hookRuns(accel::testing::AgentHarness& h, const Args& a) {
           {"failures", failures.load()}};
 }
 
+// IPU jobs (--ipus=2, 2 tasks) against the fake V-IPU client: the prolog
+// makes a partition and writes two IPUoF files, the epilog removes them.
+json ipuRuns(const Args& a) {
+  accel::testing::AgentHarness h({a.agentd, a.accelctl, a.topology});
+  std::string state = h.dir() + "/mock-state";
+  setenv("ACCEL_HW_MOCK_STATE", state.c_str(), 1);
+  std::ofstream(h.dir() + "/vipu.conf") << "ApiHost=127.0.0.1\nIpuofDir=" << h.dir() << "/ipuof\n";
+  h.writeConfig("HwMockDir=" + a.hw_mock + "\n");
+  if (!h.start()) return {{"error", h.startError()}};
+  std::vector<std::string> pro_argv{a.accelctl, "--config", h.configPath(), "prolog"};
+  std::vector<std::string> epi_argv{a.accelctl, "--config", h.configPath(), "epilog"};
+  std::vector<double> pro, epi;
+  int failures = 0;
+  for (int i = 0; i < std::max(10, a.iterations / 5); ++i) {
+    auto env = jobEnv(30000 + i);
+    env["SPANK_ACCEL_IPUS"] = "2";
+    env["SPANK_ACCEL_NTASKS"] = "2";
+    int st = 0;
+    pro.push_back(timedRun(pro_argv, env, &st));
+    failures += st != 0;
+    epi.push_back(timedRun(epi_argv, env, &st));
+    failures += st != 0;
+  }
+  unsetenv("ACCEL_HW_MOCK_STATE");
+  return {{"prolog", summary(pro)}, {"epilog", summary(epi)}, {"failures", failures}};
+}
+
 json baselineRuns(const Args& a) {
   std::vector<double> pro, epi;
   int failures = 0;
@@ -152,6 +179,7 @@ int main(int argc, char** argv) {
     else if (k == "--iterations") a.iterations = std::stoi(v);
     else if (k == "--baseline-iterations") a.baseline_iterations = std::stoi(v);
     else if (k == "--idle-seconds") a.idle_seconds = std::stoi(v);
+    else if (k == "--hw-mock") a.hw_mock = v;
     else { std::fprintf(stderr, "hook_bench: unknown argument %s\n", k.c_str()); return 2; }
   }
   if (a.agentd.empty() || a.accelctl.empty() || a.topology.empty()) {
@@ -166,6 +194,7 @@ int main(int argc, char** argv) {
   json out;
   out["agent"] = hookRuns(h, a);
   out["baseline"] = baselineRuns(a);
+  if (!a.hw_mock.empty()) out["ipu"] = ipuRuns(a);
   out["daemon_rss_kb"] = rssKb(h.pid());
   double c0 = cpuSeconds(h.pid());
   std::this_thread::sleep_for(std::chrono::seconds(a.idle_seconds));

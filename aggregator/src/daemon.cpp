@@ -82,7 +82,9 @@ int runDaemon(const AggregatorConfig& c) {
     if (!m.ok()) return fail("metrics", m.error());
     metrics_server = std::move(*m);
   }
-  auto server = Server::start({c.listen, *keys, c.allow_list_dir, c.max_frame_bytes, c.batch_size}, ingestor, metrics);
+  ServerOptions options{c.listen, *keys, c.allow_list_dir, c.max_frame_bytes, c.batch_size,
+                        std::chrono::milliseconds(c.batch_wait_ms)};
+  auto server = Server::start(options, ingestor, metrics);
   if (!server.ok()) return fail("listen", server.error());
 
   std::atomic<bool> stop{false};

@@ -48,12 +48,13 @@ std::optional<StreamKey> Ingestor::offer(const std::string& peer_node, std::span
     return key;
   }
   staged_[key] = h.seq;
+  batch_.progress[key] = h.seq;
   StoredEvent stored{0, h, env->event ? event::kindName(*env->event) : "unknown",
                      env->event ? event::jobIdOf(*env->event) : 0, now_ns,
                      std::vector<uint8_t>(bytes.begin(), bytes.end())};
   batch_.events.push_back(std::move(stored));
   if (!env->event) ++metrics_.unknown_kinds;
-  lag_[h.node] = double(now_ns - h.time_ns) / 1e9;
+  batch_.lag[h.node] = double(now_ns - h.time_ns) / 1e9;
   merge(*env);
   return key;
 }
@@ -82,32 +83,47 @@ void Ingestor::merge(const event::Envelope& env) {
 }
 
 Status Ingestor::commit(int64_t now_ns) {
+  auto batch = seal(now_ns);
+  if (!batch) return okStatus();
+  Status s = store_.commit(*batch);
+  finish(*batch, s);
+  return s;
+}
+
+std::optional<Batch> Ingestor::seal(int64_t now_ns) {
   if (batch_.events.empty()) {
-    touched_.clear();
-    return okStatus();
+    touched_.clear();  // only duplicates or rejects: no summary changed
+    return std::nullopt;
   }
   batch_.now_ns = now_ns;
-  batch_.progress = staged_;
   for (const auto& [id, due] : touched_) {
     batch_.jobs.push_back(jobs_.at(id));
     if (due) batch_.comment_jobs.push_back(id);
   }
-  Status s = store_.commit(batch_);
-  if (s.ok()) {
-    for (const auto& [key, seq] : staged_) committed_[key] = seq;
-    metrics_.events_in += batch_.events.size();
-    ++metrics_.batches;
-    for (const auto& [node, lag] : lag_) metrics_.setLag(node, lag);
-  } else {
-    ++metrics_.commit_failures;
-    jobs_.clear();  // the cache may hold merges that were not stored
-  }
-  if (jobs_.size() > kMaxCachedJobs) jobs_.clear();
-  staged_.clear();
   touched_.clear();
-  lag_.clear();
+  Batch sealed = std::move(batch_);
   batch_ = Batch{};
-  return s;
+  return sealed;
+}
+
+void Ingestor::finish(const Batch& batch, const Status& written) {
+  if (!written.ok()) {
+    ++metrics_.commit_failures;
+    // Whatever was staged after the last good commit goes: the failed batch
+    // and the open one, whose sequence numbers follow the failed ones.
+    staged_.clear();
+    batch_ = Batch{};
+    touched_.clear();
+    jobs_.clear();  // the cache may hold merges that were not stored
+    return;
+  }
+  for (const auto& [key, seq] : batch.progress) committed_[key] = seq;
+  metrics_.events_in += batch.events.size();
+  ++metrics_.batches;
+  for (const auto& [node, lag] : batch.lag) metrics_.setLag(node, lag);
+  // Reloading is safe only when no uncommitted merge lives in the cache.
+  if (jobs_.size() > kMaxCachedJobs && touched_.empty()) jobs_.clear();
+  if (batch_.events.empty()) staged_.clear();  // nothing is ahead of committed_ now
 }
 
 }  // namespace accel::aggregator

@@ -4,16 +4,21 @@
 #include <time.h>
 #include <zmq.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
-#include <set>
+#include <optional>
 #include <thread>
 #include <zmq.hpp>
+
+#include "accel/aggregator/batch_writer.h"
 
 namespace accel::aggregator {
 namespace {
 
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+
+using PeerStream = std::pair<std::string, StreamKey>;  // ROUTER identity, stream
 
 int64_t nowNs() {
   timespec ts{};
@@ -40,6 +45,7 @@ std::map<std::string, std::string> readAllowList(const std::string& dir) {
 }  // namespace
 
 struct Server::Impl {
+  using Clock = std::chrono::steady_clock;
   ServerOptions options;
   Ingestor& ingestor;
   Metrics& metrics;
@@ -48,8 +54,16 @@ struct Server::Impl {
   zmq::socket_t router{ctx, zmq::socket_type::router};
   std::atomic<bool> stop{false};
   std::thread zap_thread;
+  BatchWriter writer;
+  // The open batch: frames taken since the last seal, the (peer, stream)
+  // pairs they are to be answered on, and when its first frame was taken.
+  size_t open_frames = 0;
+  std::vector<PeerStream> open_acks;
+  std::optional<Clock::time_point> open_since;
+  std::vector<PeerStream> flight_acks;  // answered when the writer's batch is committed
 
-  Impl(const ServerOptions& o, Ingestor& i, Metrics& m) : options(o), ingestor(i), metrics(m) {}
+  Impl(const ServerOptions& o, Ingestor& i, Metrics& m)
+      : options(o), ingestor(i), metrics(m), writer(i.store()) {}
 
   // ZAP (RFC 27): answers each CURVE handshake with 200 and the node name
   // as User-Id, or 400 for a key that is not on the list.
@@ -82,18 +96,111 @@ struct Server::Impl {
     }
   }
 
-  void sendAck(const zmq::message_t& identity, const StreamKey& key) {
-    auto ack = event::encodeAck({key.second, ingestor.acked(key)});
-    zmq::message_t id(identity.data(), identity.size());
-    // A peer that went away has no pipe; ROUTER then drops the ack, fine.
-    if (router.send(id, zmq::send_flags::sndmore | zmq::send_flags::dontwait))
-      (void)router.send(zmq::buffer(ack), zmq::send_flags::dontwait);
+  // Sleeps until there is something to do, at most `wait`: a frame that
+  // fits the open batch, the writer's outcome, or the open batch falling due.
+  void waitForWork(std::chrono::milliseconds wait) {
+    bool full = open_frames >= options.batch_max;
+    if (open_since && !writer.busy()) {
+      if (full) return;
+      auto due = std::chrono::ceil<std::chrono::milliseconds>(*open_since + options.batch_wait - Clock::now());
+      wait = std::clamp(due, std::chrono::milliseconds(0), wait);
+    }
+    zmq::pollitem_t items[2] = {{nullptr, writer.readyFd(), ZMQ_POLLIN, 0}, {router.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, full ? 1 : 2, wait);
+  }
+
+  // Takes in the frames that have arrived, as many as the open batch holds.
+  void receive() {
+    if (open_frames >= options.batch_max) return;
+    size_t n = drain(options.batch_max - open_frames, open_acks);
+    if (n > 0 && !open_since) open_since = Clock::now();
+    open_frames += n;
+  }
+
+  // Hands the open batch to the writer once it is full or batch_wait old,
+  // and the writer is free.
+  void submitIfDue() {
+    if (writer.busy() || !open_since) return;
+    if (open_frames < options.batch_max && Clock::now() < *open_since + options.batch_wait) return;
+    auto batch = ingestor.seal(nowNs());
+    if (batch) {
+      writer.submit(std::move(*batch));
+      flight_acks = std::move(open_acks);
+    } else {
+      sendAcks(open_acks);  // duplicates only: nothing to wait for
+    }
+    resetOpen();
+  }
+
+  // The writer's outcome, if there is one (`block`: wait for it). Acks go
+  // out only after a successful commit; after a failure the open batch is
+  // gone too (Ingestor::finish) and agents resend both.
+  Status collect(bool block) {
+    auto done = writer.take(block);
+    if (!done) return okStatus();
+    ingestor.finish(done->first, done->second);
+    if (done->second.ok()) sendAcks(flight_acks);
+    else resetOpen();
+    flight_acks.clear();
+    return done->second;
+  }
+
+  void resetOpen() {
+    open_frames = 0;
+    open_acks.clear();
+    open_since.reset();
+  }
+
+  // Receives and ingests up to `limit` frames that have already arrived,
+  // without waiting. Returns how many frames were taken off the socket.
+  size_t drain(size_t limit, std::vector<PeerStream>& acks) {
+    int64_t now = nowNs();
+    size_t n = 0;
+    for (; n < limit; ++n) {
+      zmq::message_t identity, payload;
+      if (!router.recv(identity, zmq::recv_flags::dontwait)) break;
+      if (!identity.more()) continue;  // ROUTER always sends identity + parts; defensive
+      (void)router.recv(payload, zmq::recv_flags::none);
+      if (payload.more()) {  // an envelope is exactly one part; drain and refuse anything longer
+        skipParts();
+        metrics.reject(Reject::kFrames);
+        continue;
+      }
+      const char* user = zmq_msg_gets(payload.handle(), "User-Id");
+      auto key = ingestor.offer(user ? user : "", {static_cast<const uint8_t*>(payload.data()), payload.size()}, now);
+      if (!key) continue;
+      // Frames of one stream arrive in runs: remember each (peer, stream) once per run.
+      if (acks.empty() || acks.back().second != *key || acks.back().first != identity.to_string_view())
+        acks.emplace_back(identity.to_string(), std::move(*key));
+    }
+    return n;
+  }
+
+  void skipParts() {
+    for (bool more = true; more;) {
+      zmq::message_t part;
+      (void)router.recv(part, zmq::recv_flags::none);
+      more = part.more();
+    }
+  }
+
+  // One ack per (peer, stream): the highest committed sequence number.
+  void sendAcks(std::vector<PeerStream>& acks) {
+    std::sort(acks.begin(), acks.end());
+    acks.erase(std::unique(acks.begin(), acks.end()), acks.end());
+    for (const auto& [identity, key] : acks) {
+      auto ack = event::encodeAck({key.second, ingestor.acked(key)});
+      // A peer that went away has no pipe; ROUTER then drops the ack, fine.
+      if (router.send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait))
+        (void)router.send(zmq::buffer(ack), zmq::send_flags::dontwait);
+    }
   }
 };
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Server::~Server() {
+  (void)impl_->collect(true);  // the open batch is dropped unacknowledged; agents resend it
   impl_->stop = true;
   if (impl_->zap_thread.joinable()) impl_->zap_thread.join();
 }
@@ -130,37 +237,11 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
 
 Status Server::poll(std::chrono::milliseconds wait) {
   Impl& m = *impl_;
-  zmq::pollitem_t item{m.router.handle(), 0, ZMQ_POLLIN, 0};
-  zmq::poll(&item, 1, wait);
-  if (!(item.revents & ZMQ_POLLIN)) return okStatus();
-  std::vector<std::pair<zmq::message_t, StreamKey>> acks;
-  int64_t now = nowNs();
-  for (size_t n = 0; n < m.options.batch_max; ++n) {
-    zmq::message_t identity, payload;
-    if (!m.router.recv(identity, zmq::recv_flags::dontwait)) break;
-    if (!identity.more()) continue;  // ROUTER always sends identity + parts; defensive
-    (void)m.router.recv(payload, zmq::recv_flags::none);
-    // An envelope is exactly one part; drain and refuse anything longer.
-    bool extra_parts = false;
-    for (bool more = payload.more(); more; extra_parts = true) {
-      zmq::message_t part;
-      (void)m.router.recv(part, zmq::recv_flags::none);
-      more = part.more();
-    }
-    if (extra_parts) {
-      m.metrics.reject(Reject::kFrames);
-      continue;
-    }
-    const char* user = zmq_msg_gets(payload.handle(), "User-Id");
-    auto key = m.ingestor.offer(user ? user : "", {static_cast<const uint8_t*>(payload.data()), payload.size()}, now);
-    if (key) acks.emplace_back(std::move(identity), *key);
-  }
-  ACCEL_TRY(m.ingestor.commit(nowNs()));
-  // One ack per (peer, stream): the highest committed sequence number.
-  std::set<std::pair<std::string, StreamKey>> sent;
-  for (auto& [identity, key] : acks)
-    if (sent.emplace(identity.to_string(), key).second) m.sendAck(identity, key);
-  return okStatus();
+  m.waitForWork(wait);
+  Status s = m.collect(false);
+  m.receive();
+  m.submitIfDue();
+  return s;
 }
 
 }  // namespace accel::aggregator

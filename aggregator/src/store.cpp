@@ -1,5 +1,9 @@
 #include "accel/aggregator/store.h"
 
+#include <span>
+#include <unordered_map>
+#include <string_view>
+
 namespace accel::aggregator {
 namespace {
 
@@ -16,8 +20,13 @@ class Stmt {
     sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
-  Stmt& blob(int i, const std::vector<uint8_t>& v) {
-    sqlite3_bind_blob(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  // Without a copy: `v` must stay unchanged until run() or done().
+  Stmt& view(int i, std::string_view v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    return *this;
+  }
+  Stmt& blob(int i, std::span<const uint8_t> v) {
+    sqlite3_bind_blob(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
     return *this;
   }
   // SQLITE_ROW, SQLITE_DONE or an error code.
@@ -28,6 +37,11 @@ class Stmt {
     sqlite3_clear_bindings(s_);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) return Error(ErrorCode::kIo, std::string("sqlite: ") + sqlite3_errmsg(db_));
     return okStatus();
+  }
+  // Makes a cached statement ready for its next use after step().
+  void done() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
   }
   int64_t i64(int c) { return sqlite3_column_int64(s_, c); }
   std::string text(int c) {
@@ -54,7 +68,8 @@ CREATE TABLE IF NOT EXISTS events(
   node TEXT NOT NULL, epoch INTEGER NOT NULL, seq INTEGER NOT NULL,
   time_ns INTEGER NOT NULL, kind TEXT NOT NULL, job_id INTEGER NOT NULL,
   received_ns INTEGER NOT NULL, envelope BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS events_by_job ON events(job_id) WHERE job_id != 0;
+CREATE TABLE IF NOT EXISTS job_spans(
+  job_id INTEGER PRIMARY KEY, first_row INTEGER NOT NULL, last_row INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS streams(
   node TEXT NOT NULL, epoch INTEGER NOT NULL, acked_seq INTEGER NOT NULL,
   updated_ns INTEGER NOT NULL, PRIMARY KEY(node, epoch)) WITHOUT ROWID;
@@ -65,12 +80,73 @@ CREATE TABLE IF NOT EXISTS pending_comments(
   next_ns INTEGER NOT NULL, last_error TEXT NOT NULL DEFAULT '');
 )";
 
+constexpr const char* kLoadJob = "SELECT state FROM jobs WHERE job_id = ?";
+
+// One job's stored summary through `s` (kLoadJob); leaves `s` ready for reuse.
+Result<std::optional<JobSummary>> readJob(sqlite3* db, Stmt& s, uint32_t job_id) {
+  s.bind(1, int64_t{job_id});
+  int rc = s.step();
+  if (rc != SQLITE_ROW) {
+    Error e = sqlError(db, "load job");  // the message, before reset clears it
+    s.done();
+    if (rc == SQLITE_DONE) return std::optional<JobSummary>();
+    return e;
+  }
+  auto summary = fromStateJson(s.text(0));
+  s.done();
+  if (!summary.ok()) return summary.error();
+  return std::optional<JobSummary>(std::move(*summary));
+}
+
+// Every row of a readEvents query.
+Result<std::vector<StoredEvent>> readRows(sqlite3* db, Stmt& s) {
+  std::vector<StoredEvent> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    StoredEvent e;
+    e.row = s.i64(0);
+    e.header = {s.text(1), uint64_t(s.i64(2)), uint64_t(s.i64(3)), s.i64(4), 0};
+    e.kind = s.text(5);
+    e.job_id = uint32_t(s.i64(6));
+    e.received_ns = s.i64(7);
+    e.envelope = s.bytes(8);
+    out.push_back(std::move(e));
+  }
+  if (rc != SQLITE_DONE) return sqlError(db, "read events");
+  return out;
+}
+
 }  // namespace
+
+// The statements of the ingest path, prepared once per connection.
+struct Store::Prepared {
+  explicit Prepared(sqlite3* db)
+      : event(db, "INSERT INTO events(node,epoch,seq,time_ns,kind,job_id,received_ns,envelope) "
+                  "VALUES(?,?,?,?,?,?,?,?)"),
+        stream(db, "INSERT INTO streams(node,epoch,acked_seq,updated_ns) VALUES(?,?,?,?) ON CONFLICT(node,epoch) "
+                   "DO UPDATE SET acked_seq=excluded.acked_seq, updated_ns=excluded.updated_ns"),
+        job(db, "INSERT OR REPLACE INTO jobs(job_id,state,updated_ns) VALUES(?,?,?)"),
+        comment(db, "INSERT INTO pending_comments(job_id,generation,attempts,next_ns) VALUES(?,1,0,?) "
+                    "ON CONFLICT(job_id) DO UPDATE SET generation=generation+1, attempts=0, next_ns=excluded.next_ns"),
+        span(db, "INSERT INTO job_spans(job_id, first_row, last_row) VALUES(?,?,?) ON CONFLICT(job_id) "
+                 "DO UPDATE SET last_row = max(last_row, excluded.last_row)"),
+        load_job(db, kLoadJob),
+        begin(db, "BEGIN IMMEDIATE"),
+        commit(db, "COMMIT"),
+        rollback(db, "ROLLBACK") {}
+  bool ok() const {
+    return event.ok() && stream.ok() && job.ok() && comment.ok() && span.ok() && load_job.ok() && begin.ok() &&
+           commit.ok() && rollback.ok();
+  }
+  Stmt event, stream, job, comment, span, load_job, begin, commit, rollback;
+  std::unordered_map<uint32_t, std::pair<int64_t, int64_t>> spans;  // per commit: job -> rows
+};
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& path, Mode mode) {
   sqlite3* db = nullptr;
   int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW, nullptr);
+  // FULLMUTEX: the ingest thread reads summaries while BatchWriter commits.
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_FULLMUTEX, nullptr);
   std::unique_ptr<Store> store(new Store(db));
   if (rc != SQLITE_OK) return sqlError(db, "open " + path);
   sqlite3_busy_timeout(db, 5000);
@@ -78,12 +154,19 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, Mode mode) {
   // FULL: each commit is fsynced before it is acknowledged to an agent.
   // A larger checkpoint interval: fewer, longer copies of the WAL into the
   // database while ingest is busy.
-  ACCEL_TRY(store->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=16384;"));
+  ACCEL_TRY(store->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=16384; PRAGMA cache_size=-65536;"));
   ACCEL_TRY(store->createSchema());
+  store->prepared_ = std::make_unique<Prepared>(db);
+  if (!store->prepared_->ok()) return sqlError(db, "prepare statements");
   return store;
 }
 
-Store::~Store() { sqlite3_close_v2(db_); }
+Store::Store(sqlite3* db) : db_(db) {}
+
+Store::~Store() {
+  prepared_.reset();  // statements before their connection
+  sqlite3_close_v2(db_);
+}
 
 Status Store::exec(const char* sql) {
   char* msg = nullptr;
@@ -93,7 +176,32 @@ Status Store::exec(const char* sql) {
   return Error(ErrorCode::kIo, std::string("sqlite: ") + text);
 }
 
-Status Store::createSchema() { return exec(kSchema); }
+Status Store::createSchema() {
+  ACCEL_TRY(exec(kSchema));
+  return migrate();
+}
+
+// Version 1: each job's span of event rows (job_spans) replaces the index of
+// every event by job (events_by_job), which cost more than half of each
+// commit. The spans are rebuilt from that index before it goes.
+Status Store::migrate() {
+  ACCEL_TRY(exec("BEGIN IMMEDIATE"));
+  Stmt v(db_, "PRAGMA user_version");
+  int64_t version = v.ok() && v.step() == SQLITE_ROW ? v.i64(0) : -1;
+  v.done();
+  if (version < 0) {
+    Error e = sqlError(db_, "schema version");
+    (void)exec("ROLLBACK");
+    return e;
+  }
+  if (version >= 1) return exec("COMMIT");
+  Status s = exec(
+      "INSERT OR IGNORE INTO job_spans(job_id, first_row, last_row) "
+      "SELECT job_id, min(rowid), max(rowid) FROM events WHERE job_id != 0 GROUP BY job_id; "
+      "DROP INDEX IF EXISTS events_by_job; PRAGMA user_version = 1; COMMIT;");
+  if (!s.ok()) (void)exec("ROLLBACK");
+  return s;
+}
 
 Result<std::map<StreamKey, uint64_t>> Store::loadProgress() {
   Stmt s(db_, "SELECT node, epoch, acked_seq FROM streams");
@@ -106,44 +214,41 @@ Result<std::map<StreamKey, uint64_t>> Store::loadProgress() {
 }
 
 Result<std::optional<JobSummary>> Store::loadJob(uint32_t job_id) {
-  Stmt s(db_, "SELECT state FROM jobs WHERE job_id = ?");
+  if (prepared_) return readJob(db_, prepared_->load_job, job_id);
+  Stmt s(db_, kLoadJob);
   if (!s.ok()) return sqlError(db_, "load job");
-  s.bind(1, int64_t{job_id});
-  int rc = s.step();
-  if (rc == SQLITE_DONE) return std::optional<JobSummary>();
-  if (rc != SQLITE_ROW) return sqlError(db_, "load job");
-  auto summary = fromStateJson(s.text(0));
-  if (!summary.ok()) return summary.error();
-  return std::optional<JobSummary>(*summary);
+  return readJob(db_, s, job_id);
 }
 
 Status Store::commit(const Batch& b) {
-  ACCEL_TRY(exec("BEGIN IMMEDIATE"));
+  Prepared& p = *prepared_;
+  if (!p.begin.run().ok()) return sqlError(db_, "begin");
   auto fail = [&](const char* what) {
     Error e = sqlError(db_, what);
-    (void)exec("ROLLBACK");
+    (void)p.rollback.run();
     return e;
   };
-  Stmt ev(db_, "INSERT INTO events(node,epoch,seq,time_ns,kind,job_id,received_ns,envelope) VALUES(?,?,?,?,?,?,?,?)");
-  Stmt st(db_, "INSERT INTO streams(node,epoch,acked_seq,updated_ns) VALUES(?,?,?,?) ON CONFLICT(node,epoch) "
-               "DO UPDATE SET acked_seq=excluded.acked_seq, updated_ns=excluded.updated_ns");
-  Stmt jb(db_, "INSERT OR REPLACE INTO jobs(job_id,state,updated_ns) VALUES(?,?,?)");
-  Stmt pc(db_, "INSERT INTO pending_comments(job_id,generation,attempts,next_ns) VALUES(?,1,0,?) "
-               "ON CONFLICT(job_id) DO UPDATE SET generation=generation+1, attempts=0, next_ns=excluded.next_ns");
-  if (!ev.ok() || !st.ok() || !jb.ok() || !pc.ok()) return fail("prepare batch");
+  p.spans.clear();
   for (const auto& e : b.events) {
-    ev.bind(1, e.header.node).bind(2, int64_t(e.header.epoch)).bind(3, int64_t(e.header.seq));
-    ev.bind(4, e.header.time_ns).bind(5, e.kind).bind(6, int64_t{e.job_id}).bind(7, e.received_ns);
-    if (!ev.blob(8, e.envelope).run().ok()) return fail("insert event");
+    p.event.view(1, e.header.node).bind(2, int64_t(e.header.epoch)).bind(3, int64_t(e.header.seq));
+    p.event.bind(4, e.header.time_ns).view(5, e.kind).bind(6, int64_t{e.job_id}).bind(7, e.received_ns);
+    if (!p.event.blob(8, e.envelope).run().ok()) return fail("insert event");
+    if (e.job_id == 0) continue;
+    int64_t row = sqlite3_last_insert_rowid(db_);
+    auto [span, fresh] = p.spans.try_emplace(e.job_id, row, row);
+    if (!fresh) span->second.second = row;
   }
+  for (const auto& [job, rows] : p.spans)
+    if (!p.span.bind(1, int64_t{job}).bind(2, rows.first).bind(3, rows.second).run().ok()) return fail("job span");
   for (const auto& [key, seq] : b.progress)
-    if (!st.bind(1, key.first).bind(2, int64_t(key.second)).bind(3, int64_t(seq)).bind(4, b.now_ns).run().ok())
+    if (!p.stream.view(1, key.first).bind(2, int64_t(key.second)).bind(3, int64_t(seq)).bind(4, b.now_ns).run().ok())
       return fail("update stream");
   for (const auto& j : b.jobs)
-    if (!jb.bind(1, int64_t{j.job_id}).bind(2, toStateJson(j)).bind(3, b.now_ns).run().ok()) return fail("save job");
+    if (!p.job.bind(1, int64_t{j.job_id}).bind(2, toStateJson(j)).bind(3, b.now_ns).run().ok())
+      return fail("save job");
   for (uint32_t job : b.comment_jobs)
-    if (!pc.bind(1, int64_t{job}).bind(2, b.now_ns).run().ok()) return fail("queue comment");
-  if (!exec("COMMIT").ok()) return fail("commit");
+    if (!p.comment.bind(1, int64_t{job}).bind(2, b.now_ns).run().ok()) return fail("queue comment");
+  if (!p.commit.run().ok()) return fail("commit");
   return okStatus();
 }
 
@@ -178,28 +283,24 @@ Result<int64_t> Store::pendingCount() {
   return s.i64(0);
 }
 
+// With a job: only the rows within its span are read (a database from
+// before job_spans, opened read-only, is scanned whole).
 Result<std::vector<StoredEvent>> Store::readEvents(const EventFilter& f) {
-  Stmt s(db_, "SELECT rowid,node,epoch,seq,time_ns,kind,job_id,received_ns,envelope FROM events "
-              "WHERE rowid > ?1 AND (?2 IS NULL OR job_id = ?2) AND (?3 IS NULL OR node = ?3) "
-              "ORDER BY rowid LIMIT ?4");
-  if (!s.ok()) return sqlError(db_, "read events");
-  s.bind(1, f.after_row).bind(4, int64_t{f.limit});
-  if (f.job_id) s.bind(2, int64_t{*f.job_id});
-  if (f.node) s.bind(3, *f.node);
-  std::vector<StoredEvent> out;
-  int rc;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    StoredEvent e;
-    e.row = s.i64(0);
-    e.header = {s.text(1), uint64_t(s.i64(2)), uint64_t(s.i64(3)), s.i64(4), 0};
-    e.kind = s.text(5);
-    e.job_id = uint32_t(s.i64(6));
-    e.received_ns = s.i64(7);
-    e.envelope = s.bytes(8);
-    out.push_back(std::move(e));
-  }
-  if (rc != SQLITE_DONE) return sqlError(db_, "read events");
-  return out;
+  constexpr const char* kColumns = "SELECT rowid,node,epoch,seq,time_ns,kind,job_id,received_ns,envelope FROM events ";
+  constexpr const char* kFilter = "rowid > ?1 AND (?2 IS NULL OR job_id = ?2) AND (?3 IS NULL OR node = ?3) ";
+  std::string sql = std::string(kColumns) + "WHERE " + kFilter + "ORDER BY rowid LIMIT ?4";
+  if (f.job_id)
+    sql = std::string(kColumns) +
+          "WHERE rowid >= (SELECT first_row FROM job_spans WHERE job_id = ?2) "
+          "AND rowid <= (SELECT last_row FROM job_spans WHERE job_id = ?2) AND " + kFilter + "ORDER BY rowid LIMIT ?4";
+  auto s = std::make_unique<Stmt>(db_, sql.c_str());
+  if (!s->ok() && f.job_id) s = std::make_unique<Stmt>(db_, (std::string(kColumns) + "WHERE " + kFilter +
+                                                             "ORDER BY rowid LIMIT ?4").c_str());
+  if (!s->ok()) return sqlError(db_, "read events");
+  s->bind(1, f.after_row).bind(4, int64_t{f.limit});
+  if (f.job_id) s->bind(2, int64_t{*f.job_id});
+  if (f.node) s->bind(3, *f.node);
+  return readRows(db_, *s);
 }
 
 }  // namespace accel::aggregator

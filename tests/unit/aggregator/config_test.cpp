@@ -13,11 +13,13 @@ TEST(AggregatorConfig, EmptyFileGivesDefaults) {
   EXPECT_EQ(c->comment_writes_per_second, 10u);
   EXPECT_TRUE(c->write_comments);
   EXPECT_FALSE(c->cluster_name.has_value());
+  EXPECT_EQ(c->batch_size, 8192u);
+  EXPECT_EQ(c->batch_wait_ms, 5u);
 }
 
 TEST(AggregatorConfig, KeysAreRead) {
   auto c = parseAggregatorConfig("Listen=ipc:///tmp/x\nDatabase=/tmp/e.db\nWriteComments=no\nClusterName=c1\n"
-                                 "MaxFrameSize=16K\nBatchSize=100\n");
+                                 "MaxFrameSize=16K\nBatchSize=100\nBatchWaitMs=0\n");
   ASSERT_TRUE(c.ok()) << c.error().message();
   EXPECT_EQ(c->listen, "ipc:///tmp/x");
   EXPECT_EQ(c->database, "/tmp/e.db");
@@ -25,6 +27,7 @@ TEST(AggregatorConfig, KeysAreRead) {
   EXPECT_EQ(c->cluster_name, "c1");
   EXPECT_EQ(c->max_frame_bytes, 16384u);
   EXPECT_EQ(c->batch_size, 100u);
+  EXPECT_EQ(c->batch_wait_ms, 0u);
 }
 
 TEST(AggregatorConfig, UnknownKeyIsNamedWithFileAndLine) {

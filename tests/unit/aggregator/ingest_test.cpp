@@ -135,5 +135,67 @@ TEST_F(IngestTest, LastEpilogQueuesTheJobsComment) {
   EXPECT_EQ((*job)->nodes, (std::set<std::string>{"n1", "n2"}));
 }
 
+TEST_F(IngestTest, SealedBatchCountsOnlyOnceFinished) {
+  for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(offer("n1", 1, q, AgentStarted{}));
+  auto first = ingestor_->seal(3);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(offer("n1", 1, 4, AgentStarted{}));  // builds on the sealed batch
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 0u);
+  Status written = store_->commit(*first);
+  ASSERT_TRUE(written.ok());
+  ingestor_->finish(*first, written);
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 3u);
+  ASSERT_TRUE(ingestor_->commit(4).ok());
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 4u);
+  EXPECT_EQ(storedCount(), 4);
+  EXPECT_EQ(metrics_.batches, 2u);
+}
+
+TEST_F(IngestTest, FailedBatchTakesTheOpenBatchWithIt) {
+  for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(offer("n1", 1, q, AgentStarted{}));
+  auto first = ingestor_->seal(3);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(offer("n1", 1, 4, AgentStarted{}));
+  ingestor_->finish(*first, Error(ErrorCode::kIo, "disk full"));
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 0u);
+  EXPECT_EQ(ingestor_->pending(), 0u);
+  EXPECT_EQ(metrics_.commit_failures, 1u);
+  ASSERT_TRUE(offer("n1", 1, 4, AgentStarted{}));  // 1-3 are not stored: 4 is a gap now
+  EXPECT_EQ(metrics_.rejected[size_t(Reject::kOutOfOrder)], 1u);
+  for (uint64_t q = 1; q <= 4; ++q) ASSERT_TRUE(offer("n1", 1, q, AgentStarted{}));  // the agent resends
+  ASSERT_TRUE(ingestor_->commit(4).ok());
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 4u);
+  EXPECT_EQ(storedCount(), 4);
+}
+
+TEST_F(IngestTest, SealWithOnlyDuplicatesGivesNoBatch) {
+  ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  EXPECT_FALSE(ingestor_->seal(4).has_value());
+  EXPECT_EQ(metrics_.duplicates, 1u);
+}
+
+TEST_F(IngestTest, EventsOfOneJobAreReadWithinItsSpan) {
+  uint64_t q = 0;
+  ASSERT_TRUE(offer("n1", 1, ++q, AgentStarted{}));
+  for (uint32_t t = 0; t < 3; ++t) {
+    ASSERT_TRUE(offer("n1", 1, ++q, TaskStarted{7, 0, t, 1}));
+    ASSERT_TRUE(offer("n1", 1, ++q, TaskStarted{8, 0, t, 1}));
+    ASSERT_TRUE(ingestor_->commit(int64_t(q)).ok());  // spans grow over several commits
+  }
+  auto rows = store_->readEvents({7, std::nullopt, 0, 100});
+  ASSERT_TRUE(rows.ok()) << rows.error().message();
+  ASSERT_EQ(rows->size(), 3u);
+  for (const auto& e : *rows) EXPECT_EQ(e.job_id, 7u);
+  EXPECT_LT((*rows)[0].row, (*rows)[1].row);
+  auto after = store_->readEvents({7, std::nullopt, (*rows)[0].row, 100});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->size(), 2u);
+  auto none = store_->readEvents({9, std::nullopt, 0, 100});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
 }  // namespace
 }  // namespace accel::aggregator

@@ -27,6 +27,7 @@ struct AggregatorConfig {
   std::optional<std::string> slurm_conf;
   uint64_t max_frame_bytes = 0;
   uint32_t batch_size = 0;
+  uint32_t batch_wait_ms = 0;
   LogLevel log_level = LogLevel::kInfo;
 };
 

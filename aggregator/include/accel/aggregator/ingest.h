@@ -28,10 +28,23 @@ class Ingestor {
   // for duplicates and gaps), or nullopt when the frame was rejected.
   std::optional<StreamKey> offer(const std::string& peer_node, std::span<const uint8_t> bytes, int64_t now_ns);
 
-  // Writes the open batch in one transaction. On failure nothing of the
-  // batch counts as received (the agents will resend it).
+  // Writes the open batch in one transaction (seal, Store::commit, finish).
+  // On failure nothing of the batch counts as received (the agents will
+  // resend it).
   Status commit(int64_t now_ns);
   size_t pending() const { return batch_.events.size(); }
+
+  // For writing on another thread: closes the open batch and returns it
+  // (nullopt when it holds no event). Frames offered afterwards go into a
+  // new batch that builds on the sealed one. At most one sealed batch may
+  // be unfinished at a time.
+  std::optional<Batch> seal(int64_t now_ns);
+  // The outcome of writing `batch`, the last one sealed. On success its
+  // streams count as committed. On failure it is forgotten together with
+  // the open batch built on it, so both will be received again.
+  void finish(const Batch& batch, const Status& written);
+
+  Store& store() { return store_; }
 
   // Highest committed sequence number of a stream (0: none).
   uint64_t acked(const StreamKey& key) const;
@@ -44,10 +57,9 @@ class Ingestor {
   Metrics& metrics_;
   size_t max_frame_;
   std::map<StreamKey, uint64_t> committed_;
-  std::map<StreamKey, uint64_t> staged_;  // streams advanced by the open batch
+  std::map<StreamKey, uint64_t> staged_;  // newest accepted seq, committed or not
   std::map<uint32_t, JobSummary> jobs_;   // cache; dropped when a commit fails
   std::map<uint32_t, bool> touched_;      // job -> its comment is due
-  std::map<std::string, double> lag_;
   Batch batch_;
 };
 

@@ -2,7 +2,8 @@
 // The aggregator's network side: a ROUTER socket with CURVE, a ZAP handler
 // that admits only the node keys in the allow-list directory (one NODE.pub
 // per node; the file name is the node's name and must match the node name in
-// every envelope it sends), and the receive -> ingest -> commit -> ack loop.
+// every envelope it sends), and the receive -> ingest -> commit -> ack loop,
+// with commits on a writer thread.
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -20,7 +21,10 @@ struct ServerOptions {
   event::CurveKeyPair keys;
   std::string allow_dir;  // read again at every handshake, so adding a node needs no restart
   size_t max_frame_bytes = 64 * 1024;
-  size_t batch_max = 4096;  // frames per transaction
+  size_t batch_max = 8192;  // frames per transaction
+  // How long a batch stays open for more frames after its first one: fewer,
+  // larger commits under load, at most this much added acknowledgement delay.
+  std::chrono::milliseconds batch_wait{5};
 };
 
 class Server {
@@ -31,9 +35,14 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Waits up to `wait` for frames, then ingests what has arrived (up to
-  // batch_max), commits it and sends the acknowledgements. An error means the
-  // commit failed; nothing of that batch was acknowledged.
+  // One round of the loop; call it repeatedly. Waits up to `wait` for work,
+  // then: sends the acknowledgements of the batch the writer thread has
+  // committed (BatchWriter), takes in arrived frames (at most batch_max per
+  // batch), and hands the open batch to the writer once it is full or
+  // batch_wait old and the writer is free. So a batch is written while the
+  // next one is received. An error means a commit failed; nothing of that
+  // batch, nor of the one received meanwhile, was acknowledged.
+  // Destroying the server waits for the batch being written.
   Status poll(std::chrono::milliseconds wait);
 
   struct Impl;

@@ -1,7 +1,10 @@
 #pragma once
 // The aggregator's SQLite database (WAL): every accepted event, each
 // (node, epoch)'s acknowledged sequence number, each job's merged summary
-// and the AdminComment writes still to do. One Store per thread.
+// and the AdminComment writes still to do. One Store per thread, except that
+// the ingest thread and its BatchWriter share one (connections are opened in
+// SQLite's serialized mode): the writer commits, the ingest thread only
+// loads job summaries.
 #include <sqlite3.h>
 
 #include <cstdint>
@@ -36,6 +39,7 @@ struct Batch {
   std::vector<JobSummary> jobs;            // summaries to save
   std::vector<uint32_t> comment_jobs;      // jobs whose AdminComment is (again) due
   int64_t now_ns = 0;
+  std::map<std::string, double> lag;  // node -> seconds behind; for metrics only, not stored
 };
 
 struct PendingComment {
@@ -73,10 +77,13 @@ class Store {
   Result<std::vector<StoredEvent>> readEvents(const EventFilter& filter);
 
  private:
-  explicit Store(sqlite3* db) : db_(db) {}
+  struct Prepared;
+  explicit Store(sqlite3* db);
   Status exec(const char* sql);
   Status createSchema();
+  Status migrate();
   sqlite3* db_;
+  std::unique_ptr<Prepared> prepared_;  // read-write connections only
 };
 
 }  // namespace accel::aggregator

@@ -23,6 +23,16 @@ void addOnce(std::string& list, const std::string& item) {
 
 }  // namespace
 
+// The appliance limit the job runs under, for programs that want to plan
+// their checkpoints: seconds, and the warning signal with its lead.
+void JobManager::limitEnv(JobRecord& rec) {
+  const auto& s = rec.spec;
+  if (s.appliance_time_sec > 0) rec.env.emplace_back("ACCEL_APPLIANCE_TIME_LIMIT", std::to_string(s.appliance_time_sec));
+  if (s.appliance_signal > 0)
+    rec.env.emplace_back("ACCEL_APPLIANCE_SIGNAL",
+                         std::to_string(s.appliance_signal) + "@" + std::to_string(s.appliance_signal_lead_sec));
+}
+
 void JobManager::deviceEnvLocked(JobRecord& rec) const {
   std::string names, pci, nics, hcas;
   bool gpus = false;
@@ -169,6 +179,7 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
     }
     rec.devices = *devices;
     deviceEnvLocked(rec);
+    limitEnv(rec);
     held_.insert(rec.devices.begin(), rec.devices.end());
     ACCEL_TRY(saveLocked(rec));
   }

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "accel/agent/env_file_step.h"
 #include "accel/agent/job_dir_step.h"
 #include "accel/common/safe_file.h"
@@ -104,6 +106,20 @@ class JobManagerTest : public ::testing::Test {
   RecoverySummary last_recovery_;
 };
 
+TEST_F(JobManagerTest, TasksLearnTheApplianceLimitAndWarningSignal) {
+  auto m = make();
+  auto req = spec(43, "");
+  req.appliance_time_sec = 600;
+  req.appliance_signal = 10;
+  req.appliance_signal_lead_sec = 30;
+  auto r = m->prolog(req);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  std::map<std::string, std::string> env(r->env.begin(), r->env.end());
+  EXPECT_EQ(env["ACCEL_APPLIANCE_TIME_LIMIT"], "600");
+  EXPECT_EQ(env["ACCEL_APPLIANCE_SIGNAL"], "10@30");
+  ASSERT_TRUE(m->epilog(43).ok());
+}
+
 TEST_F(JobManagerTest, PrologMakesEverythingAndEpilogRemovesIt) {
   auto m = make();
   auto r = m->prolog(spec(42, "1,3"));
@@ -133,6 +149,9 @@ TEST_F(JobManagerTest, PrologMakesEverythingAndEpilogRemovesIt) {
     if (k == "ACCEL_DEVICES") { EXPECT_EQ(v, "cuda1,cuda3"); saw_devices = true; }
   EXPECT_TRUE(saw_devices);
   EXPECT_EQ(m->stats().devices_in_use, 2u);
+
+  for (auto& [k, v] : r->env)
+    EXPECT_NE(k.rfind("ACCEL_APPLIANCE_", 0), 0u) << "no appliance limit asked, none announced: " << k;
 
   ASSERT_TRUE(m->epilog(42).ok());
   EXPECT_FALSE(exists(dir));

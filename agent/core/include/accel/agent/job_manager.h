@@ -91,6 +91,7 @@ class JobManager {
   void noteErrorLocked(const std::string& message);
   void forgetOrKeepFailedLocked(JobRecord rec, const Error& why);
   void deviceEnvLocked(JobRecord& rec) const;
+  static void limitEnv(JobRecord& rec);
   std::mutex& jobLock(uint32_t job_id) { return job_locks_[job_id % job_locks_.size()]; }
 
   JobStore store_;

@@ -301,23 +301,75 @@ Status JobManager::taskExited(uint32_t job_id, int32_t pid) {
   });
 }
 
+// Steps count against the appliance budget of a job holding local devices.
+static bool noteSteps(JobRecord& r, int64_t now_ns) {
+  if (r.devices.empty()) return false;
+  return noteLocalSteps(r.budget, !r.steps.empty(), now_ns);
+}
+
 Status JobManager::stepStarted(uint32_t job_id, uint32_t step_id) {
+  bool budget_changed = false;
+  Status s;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
+      if (std::find(r.steps.begin(), r.steps.end(), step_id) != r.steps.end()) return false;
+      r.steps.push_back(step_id);
+      budget_changed = noteSteps(r, now_());
+      return true;
+    });
+  }
+  if (budget_changed && budget_listener_) budget_listener_();
+  return s;
+}
+
+Status JobManager::stepEnded(uint32_t job_id, uint32_t step_id) {
+  bool budget_changed = false;
+  Status s;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
+      auto n = r.steps.size();
+      std::erase(r.steps, step_id);
+      std::erase_if(r.tasks, [&](const TaskRef& t) { return t.step_id == step_id; });
+      if (n == r.steps.size()) return false;
+      budget_changed = noteSteps(r, now_());
+      return true;
+    });
+  }
+  if (budget_changed && budget_listener_) budget_listener_();
+  return s;
+}
+
+Status JobManager::applianceJobSeen(uint32_t job_id, const appliance::ApplianceJob& job) {
+  bool budget_changed = false;
+  Status s;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    s = updateLive(records_, store_, job_id, [&](JobRecord& r) { return budget_changed = noteApplianceJob(r.budget, job); });
+  }
+  if (budget_changed && budget_listener_) budget_listener_();
+  return s;
+}
+
+Status JobManager::limitActionTaken(uint32_t job_id, LimitAction action, int64_t at_ns) {
   std::lock_guard<std::mutex> g(mu_);
   return updateLive(records_, store_, job_id, [&](JobRecord& r) {
-    if (std::find(r.steps.begin(), r.steps.end(), step_id) != r.steps.end()) return false;
-    r.steps.push_back(step_id);
+    int64_t* slot = action == LimitAction::kWarn      ? &r.budget.warned_ns
+                    : action == LimitAction::kEnforce ? &r.budget.enforced_ns
+                    : action == LimitAction::kKill    ? &r.budget.killed_ns
+                                                      : nullptr;
+    if (slot == nullptr || *slot != 0) return false;
+    *slot = at_ns;
     return true;
   });
 }
 
-Status JobManager::stepEnded(uint32_t job_id, uint32_t step_id) {
-  std::lock_guard<std::mutex> g(mu_);
-  return updateLive(records_, store_, job_id, [&](JobRecord& r) {
-    auto n = r.steps.size();
-    std::erase(r.steps, step_id);
-    std::erase_if(r.tasks, [&](const TaskRef& t) { return t.step_id == step_id; });
-    return n != r.steps.size();
-  });
+LimitPolicy limitPolicy(const JobRequestSpec& spec, int64_t grace_ns) {
+  return LimitPolicy{.limit_sec = spec.appliance_time_sec,
+                     .signal = spec.appliance_signal,
+                     .lead_sec = spec.appliance_signal_lead_sec,
+                     .grace_ns = grace_ns};
 }
 
 std::optional<JobRecord> JobManager::job(uint32_t job_id) const {

@@ -40,6 +40,12 @@ std::string encodeRecord(const JobRecord& r) {
   json tasks = json::array();
   for (const auto& t : r.tasks) tasks.push_back({t.step_id, t.pid, t.start_ticks});
   j["tasks"] = tasks;
+  json runs = json::array();
+  for (const auto& run : r.budget.runs) runs.push_back({run.key, run.start_ns, run.end_ns});
+  j["appliance_runs"] = runs;
+  j["limit_warned_ns"] = r.budget.warned_ns;
+  j["limit_enforced_ns"] = r.budget.enforced_ns;
+  j["limit_killed_ns"] = r.budget.killed_ns;
   // Text was checked where it entered; replacing rather than throwing keeps
   // one bad byte from ever costing the record.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -147,6 +153,14 @@ Result<JobRecord> decodeRecord(std::string_view text) {
       r.tasks.push_back(TaskRef{Reader::checked<uint32_t>(t[0], "task step"), Reader::checked<int32_t>(t[1], "task pid"),
                                 Reader::checked<uint64_t>(t[2], "task start")});
     }
+    for (const auto& run : in.list("appliance_runs")) {
+      if (!run.is_array() || run.size() != 3 || !run[0].is_string()) throw std::invalid_argument("appliance run malformed");
+      r.budget.runs.push_back(ActiveInterval{run[0].get<std::string>(), Reader::checked<int64_t>(run[1], "run start"),
+                                             Reader::checked<int64_t>(run[2], "run end")});
+    }
+    r.budget.warned_ns = in.integer<int64_t>("limit_warned_ns", int64_t{0});
+    r.budget.enforced_ns = in.integer<int64_t>("limit_enforced_ns", int64_t{0});
+    r.budget.killed_ns = in.integer<int64_t>("limit_killed_ns", int64_t{0});
   } catch (const std::exception& e) {
     return Error(ErrorCode::kParse, std::string("job record: ") + e.what());
   }

@@ -45,6 +45,9 @@ struct RecoverySummary {
   std::vector<std::string> problems;
 };
 
+// The limit a job runs under, from its request and the site's grace.
+LimitPolicy limitPolicy(const JobRequestSpec& spec, int64_t grace_ns);
+
 class JobManager {
  public:
   static constexpr size_t kMaxErrors = 10;
@@ -76,6 +79,18 @@ class JobManager {
   Status stepStarted(uint32_t job_id, uint32_t step_id);
   Status stepEnded(uint32_t job_id, uint32_t step_id);
 
+  // Appliance time. A job's local steps count while it holds devices; its
+  // appliance jobs count as the appliance reports them. kNotFound for a job
+  // without a live record. Every change is persisted, then the budget
+  // listener is called (outside the manager's locks).
+  Status applianceJobSeen(uint32_t job_id, const appliance::ApplianceJob& job);
+  // Records that a limit action was taken at `at_ns`, so that it is never
+  // repeated, also after a restart.
+  Status limitActionTaken(uint32_t job_id, LimitAction action, int64_t at_ns);
+  // Called whenever a budget changed in a way that may move a deadline. Set
+  // it before any other call; it may call back into the manager.
+  void setBudgetListener(std::function<void()> listener) { budget_listener_ = std::move(listener); }
+
   std::optional<JobRecord> job(uint32_t job_id) const;
   std::vector<JobRecord> jobs() const;
   ManagerStats stats() const;
@@ -97,6 +112,7 @@ class JobManager {
   JobStore store_;
   std::vector<std::unique_ptr<JobStep>> steps_;
   NowFn now_;
+  std::function<void()> budget_listener_;
 
   mutable std::mutex mu_;  // guards everything below
   Inventory inventory_;

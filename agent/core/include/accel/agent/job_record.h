@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "accel/agent/appliance_budget.h"
 #include "accel/agent/lifecycle.h"
 #include "accel/common/result.h"
 
@@ -51,6 +52,7 @@ struct JobRecord {
   std::string last_error;
   std::vector<TaskRef> tasks;        // running tasks on this node
   std::vector<uint32_t> steps;       // running steps on this node
+  ApplianceBudget budget;            // appliance time used, limit actions taken
 };
 
 // JSON text of a record (stable keys; unknown keys are ignored on read so a

@@ -1,0 +1,164 @@
+// Appliance time accounting and the limit's deadlines, on an injected clock.
+#include "accel/agent/appliance_budget.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+
+#include <gtest/gtest.h>
+
+#include "accel/agent/job_manager.h"
+#include "accel/common/safe_file.h"
+
+namespace accel::agent {
+namespace {
+
+using appliance::ApplianceJob;
+using appliance::ApplianceState;
+
+constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kT0 = 1'800'000'000 * kSec;  // an arbitrary wall-clock instant
+
+ApplianceJob applianceJob(const std::string& id, ApplianceState state, int64_t start, int64_t end = 0) {
+  ApplianceJob j;
+  j.id = id;
+  j.slurm_job_id = 7;
+  j.state = state;
+  j.create_ns = kT0;
+  j.start_ns = start;
+  j.end_ns = end;
+  return j;
+}
+
+LimitPolicy policy(int64_t limit_sec, int32_t signal = 0, uint32_t lead = 0) {
+  return LimitPolicy{.limit_sec = limit_sec, .signal = signal, .lead_sec = lead, .grace_ns = 30 * kSec};
+}
+
+TEST(ApplianceBudgetTest, QueueTimeNeverCountsAndOverlapsCountOnce) {
+  ApplianceBudget b;
+  EXPECT_FALSE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kQueued, 0)));
+  EXPECT_EQ(usedNs(b, kT0 + 100 * kSec), 0);
+  // Runs 20 s after creation, for 10 s; a second job overlaps its last 5 s.
+  EXPECT_TRUE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kSucceeded, kT0 + 20 * kSec, kT0 + 30 * kSec)));
+  EXPECT_TRUE(noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kRunning, kT0 + 25 * kSec)));
+  EXPECT_FALSE(noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kRunning, kT0 + 25 * kSec)));
+  EXPECT_EQ(usedNs(b, kT0 + 40 * kSec), 20 * kSec);  // 20..40, once
+}
+
+TEST(ApplianceBudgetTest, DeadlineAndWarningFollowTheRunningJob) {
+  ApplianceBudget b;
+  noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kRunning, kT0 + 20 * kSec));
+  auto t = limitTimes(b, policy(10, 10, 3), kT0 + 21 * kSec);
+  EXPECT_EQ(t.enforce_ns, kT0 + 30 * kSec);
+  EXPECT_EQ(t.warn_ns, kT0 + 27 * kSec);
+  EXPECT_EQ(t.kill_ns, 0);
+  EXPECT_EQ(t.earliest(), kT0 + 27 * kSec);
+  EXPECT_EQ(dueAction(b, policy(10, 10, 3), kT0 + 27 * kSec - 1), LimitAction::kNone);
+  EXPECT_EQ(dueAction(b, policy(10, 10, 3), kT0 + 27 * kSec), LimitAction::kWarn);
+  b.warned_ns = kT0 + 27 * kSec;
+  EXPECT_EQ(dueAction(b, policy(10, 10, 3), kT0 + 29 * kSec), LimitAction::kNone);
+  EXPECT_EQ(dueAction(b, policy(10, 10, 3), kT0 + 30 * kSec), LimitAction::kEnforce);
+  b.enforced_ns = kT0 + 30 * kSec;
+  EXPECT_EQ(limitTimes(b, policy(10), kT0 + 31 * kSec).kill_ns, kT0 + 60 * kSec);
+  EXPECT_EQ(dueAction(b, policy(10), kT0 + 60 * kSec), LimitAction::kKill);
+  b.killed_ns = kT0 + 60 * kSec;
+  EXPECT_EQ(limitTimes(b, policy(10), kT0 + 61 * kSec).earliest(), 0);
+}
+
+TEST(ApplianceBudgetTest, AJobThatStopsMovesTheDeadlineAwayAndTheNextBringsItBack) {
+  ApplianceBudget b;
+  noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kRunning, kT0));
+  noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kSucceeded, kT0, kT0 + 4 * kSec));
+  EXPECT_EQ(limitTimes(b, policy(10), kT0 + 100 * kSec).earliest(), 0) << "idle with 6 s left: nothing due";
+  noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kRunning, kT0 + 50 * kSec));
+  EXPECT_EQ(limitTimes(b, policy(10), kT0 + 51 * kSec).enforce_ns, kT0 + 56 * kSec);
+}
+
+TEST(ApplianceBudgetTest, GapsBetweenLocalStepsDoNotCount) {
+  ApplianceBudget b;
+  EXPECT_TRUE(noteLocalSteps(b, true, kT0));
+  EXPECT_FALSE(noteLocalSteps(b, true, kT0 + kSec));
+  EXPECT_TRUE(noteLocalSteps(b, false, kT0 + 4 * kSec));
+  EXPECT_FALSE(noteLocalSteps(b, false, kT0 + 5 * kSec));
+  EXPECT_TRUE(noteLocalSteps(b, true, kT0 + 10 * kSec));
+  EXPECT_EQ(usedNs(b, kT0 + 12 * kSec), 6 * kSec);
+  EXPECT_EQ(limitTimes(b, policy(10), kT0 + 12 * kSec).enforce_ns, kT0 + 16 * kSec);
+}
+
+TEST(ApplianceBudgetTest, ExhaustedWhileIdleIsDueAtOnceAndNoLimitIsNeverDue) {
+  ApplianceBudget b;
+  // The job ran past its limit while nobody watched (the daemon was down).
+  noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kSucceeded, kT0, kT0 + 20 * kSec));
+  EXPECT_EQ(dueAction(b, policy(10), kT0 + 25 * kSec), LimitAction::kEnforce);
+  EXPECT_EQ(dueAction(b, policy(-1), kT0 + 25 * kSec), LimitAction::kNone);
+  EXPECT_EQ(dueAction(b, policy(0), kT0 + 25 * kSec), LimitAction::kNone);
+}
+
+TEST(ApplianceBudgetTest, LeadLongerThanTheLimitWarnsAtTheStart) {
+  ApplianceBudget b;
+  noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kRunning, kT0));
+  EXPECT_EQ(dueAction(b, policy(5, 12, 60), kT0), LimitAction::kWarn);
+}
+
+TEST(ApplianceBudgetTest, RecordKeepsTheBudgetAndRefusesAMalformedRun) {
+  JobRecord r;
+  r.spec.job_id = 7;
+  noteApplianceJob(r.budget, applianceJob("wsjob-a", ApplianceState::kRunning, kT0));
+  noteLocalSteps(r.budget, true, kT0 + kSec);
+  r.budget.warned_ns = kT0 + 2;
+  r.budget.enforced_ns = kT0 + 3;
+  auto back = decodeRecord(encodeRecord(r));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->budget, r.budget);
+  auto bad = decodeRecord(R"({"job_id":7,"uid":1,"gid":1,"phase":"ready","appliance_runs":[["wsjob-a",1]]})");
+  EXPECT_FALSE(bad.ok());
+  auto old = decodeRecord(R"({"job_id":7,"uid":1,"gid":1,"phase":"ready"})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->budget, ApplianceBudget{});
+}
+
+// The manager charges steps of a job with devices, persists the budget and a
+// restarted manager finds the same deadline.
+TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAcrossARestart) {
+  char tmpl[] = "/tmp/accel-budget-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  std::atomic<int64_t> now{kT0};
+  Inventory inv;
+  InventoryDevice d;
+  d.slot = {0, "gpu", 0};
+  d.name = "cuda0";
+  inv.devices.push_back(d);
+  auto make = [&] {
+    auto m = std::make_unique<JobManager>(JobStore(root + "/state"), inv, std::vector<std::unique_ptr<JobStep>>{},
+                                          [&] { return now.load(); });
+    EXPECT_TRUE(m->recover().ok());
+    return m;
+  };
+  auto m = make();
+  int changes = 0;
+  m->setBudgetListener([&] { ++changes; });
+  JobRequestSpec spec;
+  spec.job_id = 9;
+  spec.gpus = "0";
+  spec.appliance_time_sec = 10;
+  ASSERT_TRUE(m->prolog(spec).ok());
+  now = kT0 + 5 * kSec;  // prolog and queue time: not charged
+  ASSERT_TRUE(m->stepStarted(9, 0).ok());
+  EXPECT_EQ(changes, 1);
+  ASSERT_TRUE(m->limitActionTaken(9, LimitAction::kWarn, kT0 + 6 * kSec).ok());
+  m.reset();
+  auto again = make();
+  auto rec = again->job(9);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->budget.warned_ns, kT0 + 6 * kSec);
+  EXPECT_EQ(limitTimes(rec->budget, limitPolicy(rec->spec, 30 * kSec), now).enforce_ns, kT0 + 15 * kSec);
+  now = kT0 + 8 * kSec;
+  ASSERT_TRUE(again->stepEnded(9, 0).ok());
+  EXPECT_EQ(usedNs(again->job(9)->budget, kT0 + 100 * kSec), 3 * kSec);
+  ASSERT_TRUE(again->epilog(9).ok());
+  ASSERT_TRUE(removeTree(root).ok());
+}
+
+}  // namespace
+}  // namespace accel::agent

@@ -109,7 +109,8 @@ Result<int64_t> parseRfc3339(std::string_view s) {
       !digits(s, 11, 2, t.tm_hour) || s[13] != ':' || !digits(s, 14, 2, t.tm_min) || s[16] != ':' ||
       !digits(s, 17, 2, t.tm_sec))
     return Error(ErrorCode::kParse, "bad time \"" + std::string(s.substr(0, 40)) + "\"");
-  if (t.tm_mon < 1 || t.tm_mon > 12 || t.tm_mday < 1 || t.tm_mday > 31 || t.tm_hour > 23 ||
+  // Nanoseconds since 1970 in an int64 end in 2262; appliance times are near now.
+  if (t.tm_year < 1900 || t.tm_year > 2200 || t.tm_mon < 1 || t.tm_mon > 12 || t.tm_mday < 1 || t.tm_mday > 31 || t.tm_hour > 23 ||
       t.tm_min > 59 || t.tm_sec > 60)
     return Error(ErrorCode::kParse, "time out of range \"" + std::string(s.substr(0, 40)) + "\"");
   size_t i = 19;

@@ -41,7 +41,7 @@ name=$(unique_name env)
 script="#!/bin/sh
 env > $work/batch.env
 srun -n 2 sh -c 'env > $work/task.\$SLURM_PROCID.env; while [ ! -e $work/go ]; do sleep 0.1; done'"
-submit -J "$name" -n 2 -o "$work/out" -e "$work/err" <<<"$script"
+submit -J "$name" -n 2 --appliance-time=5:00 --appliance-signal=USR1@30 -o "$work/out" -e "$work/err" <<<"$script"
 job=$JOB_ID
 deadline=$((SECONDS + 60))
 until [[ -e $work/task.0.env && -e $work/task.1.env ]]; do
@@ -55,6 +55,10 @@ expect_env_in "task 1 of step $job.0" "$work/task.1.env" "$expected"
 grep -qx "ACCEL_JOB_DIR=$AGENT_RUN_DIR/jobs/$job" "$work/batch.env" ||
     fail "ACCEL_JOB_DIR of job $job is not $AGENT_RUN_DIR/jobs/$job"
 log "ok: ACCEL_JOB_DIR=$AGENT_RUN_DIR/jobs/$job"
+for v in ACCEL_APPLIANCE_TIME_LIMIT=300 ACCEL_APPLIANCE_SIGNAL=10@30; do
+    grep -qx "$v" "$work/task.1.env" || fail "task 1 of job $job lacks $v"
+done
+log "ok: the tasks know their appliance limit and warning signal"
 
 # Task registration: the batch shell and both tasks of step 0, each with the start time
 # /proc gives for its pid.

@@ -191,6 +191,15 @@ ConfigSchema makeAccelSchema() {
            .help = "Most disk space the event spool may use. When it is full, heartbeats are dropped "
                    "first; the last eighth is kept for job lifecycle events.",
            .store = storeIn<&C::event_spool_max_size>},
+          {.name = "ApplianceKillGrace",
+           .type = ValueType::kSeconds,
+           .default_value = "30",
+           .min = 1,
+           .max = 3600,
+           .help = "When a job reaches its appliance time limit, its tasks on the node get SIGTERM "
+                   "(and its appliance jobs are cancelled); what is still running this many seconds "
+                   "later gets SIGKILL.",
+           .store = storeIn<&C::appliance_kill_grace>},
       }};
 }
 

@@ -301,10 +301,15 @@ Status JobManager::taskExited(uint32_t job_id, int32_t pid) {
   });
 }
 
+// SLURM_EXTERN_CONT: the step that adopts processes for the job's whole
+// life (PrologFlags=contain). It holds no work of the job's, so it never counts.
+constexpr uint32_t kSlurmExternStep = 0xFFFFFFFC;
+
 // Steps count against the appliance budget of a job holding local devices.
 static bool noteSteps(JobRecord& r, int64_t now_ns) {
   if (r.devices.empty()) return false;
-  return noteLocalSteps(r.budget, !r.steps.empty(), now_ns);
+  bool running = std::any_of(r.steps.begin(), r.steps.end(), [](uint32_t s) { return s != kSlurmExternStep; });
+  return noteLocalSteps(r.budget, running, now_ns);
 }
 
 Status JobManager::stepStarted(uint32_t job_id, uint32_t step_id) {

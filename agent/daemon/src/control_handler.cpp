@@ -95,6 +95,12 @@ int64_t monoUs() {
   return int64_t{ts.tv_sec} * 1'000'000 + ts.tv_nsec / 1000;
 }
 
+int64_t realtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 std::string accelKind(const agent::JobRecord& r) {
   if (r.spec.ipus > 0) return "ipu";
   if (!r.devices.empty()) return "gpu";
@@ -145,9 +151,14 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
 std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest* req) {
   if (req->job_id() == 0) return simple(fb::Outcome::BadRequest, "epilog: no job id");
   int64_t started_us = monoUs();
+  auto before = ctx.manager->job(req->job_id());  // the budget, read before the record goes
   auto s = ctx.manager->epilog(req->job_id());
   event::EpilogFinished e{.job_id = req->job_id()};
   e.duration_us = static_cast<uint64_t>(std::max<int64_t>(0, monoUs() - started_us));
+  if (before) {
+    e.appliance_seconds = static_cast<uint64_t>(agent::usedNs(before->budget, realtimeNs()) / 1'000'000'000);
+    if (before->budget.enforced_ns != 0) e.result = event::JobResult::kTimeLimit;
+  }
   if (!s.ok()) {
     e.result = event::JobResult::kFailed;
     e.cleanup_ok = false;

@@ -22,6 +22,7 @@
 #include "accel/agentd/inventory_builder.h"
 #include "accel/agentd/notify.h"
 #include "accel/agentd/slurm_jobs.h"
+#include "accel/agentd/task_signals.h"
 #include "accel/common/config_file.h"
 #include "accel/common/log.h"
 #include "accel/common/vipu_config.h"
@@ -144,6 +145,9 @@ Status Daemon::start() {
   auto outbox = event::Outbox::start(std::move(*opts));
   if (!outbox.ok()) return outbox.error().context("event outbox");
   outbox_ = std::move(*outbox);
+  manager_->setBudgetListener([this] {
+    if (limits_) limits_->rearm();
+  });
   auto recovered = manager_->recover();
   ACCEL_TRY(recovered.ok() ? okStatus() : Status(recovered.error().context("recovering jobs")));
   for (const auto& p : recovered->problems) log::warning("start: recovery: " + p);
@@ -160,6 +164,7 @@ Status Daemon::start() {
   ctx_.tasks_on_node = [self = selfPath()](uint32_t job_id) { return tasksOnNodeIsolated(self, job_id, 5s); };
   ctx_.emit = [this](const event::Event& e) { emitEvent(e); };
   startApplianceWatcher();
+  ACCEL_TRY(startLimitEnforcer());
   ctx_.events_status = [this] { return event::describe(outbox_->stats()); };
   emitEvent(event::AgentStarted{.version = ACCEL_VERSION,
                                 .jobs_recovered = static_cast<uint32_t>(recovered->adopted + recovered->cleaned)});
@@ -211,6 +216,7 @@ void Daemon::startApplianceWatcher() {
     return ids;
   };
   auto changed = [this](const appliance::ApplianceJob& j) {
+    (void)manager_->applianceJobSeen(j.slurm_job_id, j);  // kNotFound: the job just ended
     log::info("appliance: job " + std::to_string(j.slurm_job_id) + ": " + j.id + " " + appliance::stateName(j.state) +
               " (" + std::to_string(j.systems) + " CS-X)");
     emitEvent(event::ApplianceJobChanged{
@@ -227,6 +233,37 @@ void Daemon::startApplianceWatcher() {
   ctx_.appliance_seconds = [this](uint32_t id) { return appliance_->secondsOf(id); };
   ctx_.jobs_changed = [this] { appliance_->poke(); };
   appliance_->start();
+}
+
+// Appliance limits: started after recovery, so a deadline that passed while
+// the daemon was down is enforced at once.
+Status Daemon::startLimitEnforcer() {
+  EnforcerActions actions;
+  actions.signal_tasks = signalTasks;
+  actions.emit = [this](const event::Event& e) { emitEvent(e); };
+  actions.now = realtimeNs;
+  if (vendors_.appliance) actions.cancel_appliance = [this](uint32_t id) { cancelApplianceJobs(id); };
+  const int64_t grace_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(config_.appliance_kill_grace).count();
+  limits_ = std::make_unique<LimitEnforcer>(*manager_, grace_ns, std::move(actions));
+  return limits_->start().context("appliance limits");
+}
+
+// Off the enforcer's thread: the appliance client may take seconds. The
+// list is read afresh, so a job submitted since the last poll is cancelled too.
+void Daemon::cancelApplianceJobs(uint32_t job_id) {
+  std::thread([client = vendors_.appliance, job_id] {
+    auto jobs = client->jobs();
+    if (!jobs.ok()) {
+      log::error("limit: job " + std::to_string(job_id) + ": appliance jobs not cancelled: " + jobs.error().message());
+      return;
+    }
+    for (const auto& j : *jobs) {
+      if (j.slurm_job_id != job_id || appliance::isFinal(j.state)) continue;
+      auto s = client->cancel(j.id);
+      if (!s.ok()) log::error("limit: job " + std::to_string(job_id) + ": cancel " + j.id + ": " + s.error().message());
+    }
+  }).detach();
+  if (appliance_) appliance_->poke();
 }
 
 // A lifecycle event the spool cannot take is logged, not fatal: the job

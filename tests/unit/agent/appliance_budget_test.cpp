@@ -143,6 +143,8 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAcrossARestart) {
   spec.gpus = "0";
   spec.appliance_time_sec = 10;
   ASSERT_TRUE(m->prolog(spec).ok());
+  ASSERT_TRUE(m->stepStarted(9, 0xFFFFFFFC).ok());  // the extern step holds no work
+  EXPECT_EQ(changes, 0);
   now = kT0 + 5 * kSec;  // prolog and queue time: not charged
   ASSERT_TRUE(m->stepStarted(9, 0).ok());
   EXPECT_EQ(changes, 1);

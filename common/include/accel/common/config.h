@@ -56,6 +56,7 @@ struct AccelConfig {
   std::string node_key_file;
   std::optional<std::string> event_spool_dir;
   std::uint64_t event_spool_max_size = 0;
+  std::chrono::seconds appliance_kill_grace{0};  // SIGTERM to SIGKILL at the appliance limit
 };
 
 // "error", "warning", "info" or "debug".

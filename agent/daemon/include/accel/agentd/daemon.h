@@ -16,6 +16,7 @@
 #include "accel/agent/appliance_watcher.h"
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/control_handler.h"
+#include "accel/agentd/limit_enforcer.h"
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
 #include "accel/common/result.h"
@@ -54,12 +55,15 @@ class Daemon {
   void armStatusTimer(std::chrono::nanoseconds after);
   void emitEvent(const event::Event& e);
   void startApplianceWatcher();
+  Status startLimitEnforcer();
+  void cancelApplianceJobs(uint32_t job_id);
 
   DaemonOptions options_;
   AccelConfig config_;
   Vendors vendors_;
   std::unique_ptr<event::Outbox> outbox_;  // before manager_: outlives the workers' use
   std::unique_ptr<agent::JobManager> manager_;
+  std::unique_ptr<LimitEnforcer> limits_;  // before appliance_: outlives its calls
   std::unique_ptr<agent::ApplianceWatcher> appliance_;  // after manager_: stopped first
   HandlerContext ctx_;
   ipc::Socket listener_;

@@ -88,6 +88,15 @@ ConfigSchema makeSchema() {
                    "BatchSize is reached first. Larger: fewer commits; every event's acknowledgement "
                    "waits up to this long.",
            .store = storeIn<&C::batch_wait_ms>},
+          {.name = "Synchronous",
+           .type = ValueType::kEnum,
+           .default_value = "full",
+           .choices = {"full", "normal"},
+           .help = "full: each batch is fsynced before its events are acknowledged, so nothing "
+                   "acknowledged is lost on power loss. normal: not fsynced (only checkpoints are); "
+                   "acknowledged events survive a crash of the daemon but the last moments may be lost "
+                   "on power loss or a kernel crash. Faster where fsync is slow.",
+           .store = storeIn<&C::synchronous>},
           {.name = "LogLevel",
            .type = ValueType::kEnum,
            .default_value = "info",

@@ -25,6 +25,10 @@ int64_t realtimeNs() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+Store::Sync storeSync(const AggregatorConfig& c) {
+  return c.synchronous == AggregatorConfig::Synchronous::kFull ? Store::Sync::kFull : Store::Sync::kNormal;
+}
+
 int fail(const std::string& what, const Error& e) {
   log::error("startup: " + what + ": " + e.message());
   return 1;
@@ -40,7 +44,7 @@ std::string statusLine(const Metrics& m) {
 // Runs the comment writer until `stop`; logs each failing job once per
 // change of its error text so an outage does not flood the journal.
 void commentLoop(const AggregatorConfig& c, Metrics& metrics, const std::atomic<bool>& stop) {
-  auto store = Store::open(c.database, Store::Mode::kReadWrite);
+  auto store = Store::open(c.database, Store::Mode::kReadWrite, storeSync(c));
   if (!store.ok()) {
     log::error("comments: database: " + store.error().message());
     return;
@@ -71,7 +75,7 @@ int runDaemon(const AggregatorConfig& c) {
 
   auto keys = event::loadSecretKey(c.secret_key_file);
   if (!keys.ok()) return fail("secret key", keys.error());
-  auto store = Store::open(c.database, Store::Mode::kReadWrite);
+  auto store = Store::open(c.database, Store::Mode::kReadWrite, storeSync(c));
   if (!store.ok()) return fail("database " + c.database, store.error());
   Metrics metrics;
   Ingestor ingestor(**store, metrics, c.max_frame_bytes);

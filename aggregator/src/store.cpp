@@ -142,7 +142,7 @@ struct Store::Prepared {
   std::unordered_map<uint32_t, std::pair<int64_t, int64_t>> spans;  // per commit: job -> rows
 };
 
-Result<std::unique_ptr<Store>> Store::open(const std::string& path, Mode mode) {
+Result<std::unique_ptr<Store>> Store::open(const std::string& path, Mode mode, Sync sync) {
   sqlite3* db = nullptr;
   int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   // FULLMUTEX: the ingest thread reads summaries while BatchWriter commits.
@@ -151,10 +151,11 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, Mode mode) {
   if (rc != SQLITE_OK) return sqlError(db, "open " + path);
   sqlite3_busy_timeout(db, 5000);
   if (mode == Mode::kReadOnly) return store;
-  // FULL: each commit is fsynced before it is acknowledged to an agent.
   // A larger checkpoint interval: fewer, longer copies of the WAL into the
-  // database while ingest is busy.
-  ACCEL_TRY(store->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=16384; PRAGMA cache_size=-65536;"));
+  // database while ingest is busy. 64 MiB of page cache keeps the pages that
+  // each commit touches in memory.
+  ACCEL_TRY(store->exec("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=16384; PRAGMA cache_size=-65536;"));
+  ACCEL_TRY(store->exec(sync == Sync::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   ACCEL_TRY(store->createSchema());
   store->prepared_ = std::make_unique<Prepared>(db);
   if (!store->prepared_->ok()) return sqlError(db, "prepare statements");

@@ -15,11 +15,12 @@ TEST(AggregatorConfig, EmptyFileGivesDefaults) {
   EXPECT_FALSE(c->cluster_name.has_value());
   EXPECT_EQ(c->batch_size, 8192u);
   EXPECT_EQ(c->batch_wait_ms, 5u);
+  EXPECT_EQ(c->synchronous, AggregatorConfig::Synchronous::kFull);
 }
 
 TEST(AggregatorConfig, KeysAreRead) {
   auto c = parseAggregatorConfig("Listen=ipc:///tmp/x\nDatabase=/tmp/e.db\nWriteComments=no\nClusterName=c1\n"
-                                 "MaxFrameSize=16K\nBatchSize=100\nBatchWaitMs=0\n");
+                                 "MaxFrameSize=16K\nBatchSize=100\nBatchWaitMs=0\nSynchronous=normal\n");
   ASSERT_TRUE(c.ok()) << c.error().message();
   EXPECT_EQ(c->listen, "ipc:///tmp/x");
   EXPECT_EQ(c->database, "/tmp/e.db");
@@ -28,6 +29,7 @@ TEST(AggregatorConfig, KeysAreRead) {
   EXPECT_EQ(c->max_frame_bytes, 16384u);
   EXPECT_EQ(c->batch_size, 100u);
   EXPECT_EQ(c->batch_wait_ms, 0u);
+  EXPECT_EQ(c->synchronous, AggregatorConfig::Synchronous::kNormal);
 }
 
 TEST(AggregatorConfig, UnknownKeyIsNamedWithFileAndLine) {

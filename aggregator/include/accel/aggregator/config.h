@@ -28,6 +28,8 @@ struct AggregatorConfig {
   uint64_t max_frame_bytes = 0;
   uint32_t batch_size = 0;
   uint32_t batch_wait_ms = 0;
+  enum class Synchronous { kFull, kNormal };  // order of the Synchronous choices
+  Synchronous synchronous = Synchronous::kFull;
   LogLevel log_level = LogLevel::kInfo;
 };
 

@@ -58,8 +58,13 @@ struct EventFilter {
 class Store {
  public:
   enum class Mode { kReadWrite, kReadOnly };
+  // kFull: every commit is fsynced before it returns, so an acknowledged
+  // event survives power loss. kNormal (WAL): commits are not fsynced, only
+  // checkpoints; an acknowledged event survives a crash of the process but
+  // the last commits may be lost on power loss or a kernel crash.
+  enum class Sync { kFull, kNormal };  // order of the Synchronous choices
   // kReadWrite creates the file and schema; kReadOnly never writes.
-  static Result<std::unique_ptr<Store>> open(const std::string& path, Mode mode);
+  static Result<std::unique_ptr<Store>> open(const std::string& path, Mode mode, Sync sync = Sync::kFull);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;

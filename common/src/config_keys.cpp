@@ -200,6 +200,14 @@ ConfigSchema makeAccelSchema() {
                    "(and its appliance jobs are cancelled); what is still running this many seconds "
                    "later gets SIGKILL.",
            .store = storeIn<&C::appliance_kill_grace>},
+          {.name = "SurrogateSteps",
+           .type = ValueType::kBool,
+           .default_value = "yes",
+           .help = "Mirror each appliance job of a job as a step of that job, named after the "
+                   "appliance job (with -csxN when it holds N CS-X systems), that ends COMPLETED or "
+                   "FAILED with it. The agent starts the step with srun as the job's user; ending "
+                   "the step (scancel) cancels the appliance job.",
+           .store = storeIn<&C::surrogate_steps>},
       }};
 }
 

@@ -5,7 +5,7 @@
 # launch and SIGTERM about 7 s after it, the agent cancels the appliance job through the
 # appliance client, and the job's accounting summary says time_limit: minutes before Slurm's
 # own limit, and far inside Slurm's own slack (30-90 s).
-# shellcheck shell=bash
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
 require_root

@@ -370,6 +370,18 @@ Status JobManager::limitActionTaken(uint32_t job_id, LimitAction action, int64_t
   });
 }
 
+Result<bool> JobManager::claimSurrogate(uint32_t job_id, const std::string& appliance_job) {
+  std::lock_guard<std::mutex> g(mu_);
+  bool claimed = false;
+  auto s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
+    if (std::find(r.surrogates.begin(), r.surrogates.end(), appliance_job) != r.surrogates.end()) return false;
+    r.surrogates.push_back(appliance_job);
+    return claimed = true;
+  });
+  ACCEL_TRY(s);
+  return claimed;
+}
+
 LimitPolicy limitPolicy(const JobRequestSpec& spec, int64_t grace_ns) {
   return LimitPolicy{.limit_sec = spec.appliance_time_sec,
                      .signal = spec.appliance_signal,

@@ -46,6 +46,7 @@ std::string encodeRecord(const JobRecord& r) {
   j["limit_warned_ns"] = r.budget.warned_ns;
   j["limit_enforced_ns"] = r.budget.enforced_ns;
   j["limit_killed_ns"] = r.budget.killed_ns;
+  j["surrogates"] = r.surrogates;
   // Text was checked where it entered; replacing rather than throwing keeps
   // one bad byte from ever costing the record.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -161,6 +162,10 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     r.budget.warned_ns = in.integer<int64_t>("limit_warned_ns", int64_t{0});
     r.budget.enforced_ns = in.integer<int64_t>("limit_enforced_ns", int64_t{0});
     r.budget.killed_ns = in.integer<int64_t>("limit_killed_ns", int64_t{0});
+    for (const auto& id : in.list("surrogates")) {
+      if (!id.is_string()) throw std::invalid_argument("surrogate entry is not a string");
+      r.surrogates.push_back(id.get<std::string>());
+    }
   } catch (const std::exception& e) {
     return Error(ErrorCode::kParse, std::string("job record: ") + e.what());
   }

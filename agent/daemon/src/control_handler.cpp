@@ -1,4 +1,7 @@
+#include "accel/common/log.h"
 #include "accel/agentd/control_handler.h"
+
+#include <algorithm>
 
 #include "accel/common/text.h"
 #include "accel/schemas/control_generated.h"
@@ -141,6 +144,10 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
   emit(ctx, event::PrologStarted{.job_id = spec.job_id, .uid = spec.uid, .user = spec.user});
   auto r = ctx.manager->prolog(spec);
   emitPrologFinished(ctx, spec, r, started_us);
+  // The journal gets the same line slurmd logs from the hook's stderr.
+  if (!r.ok())
+    log::error("prolog: job " + std::to_string(spec.job_id) + ": " + r.error().message() +
+               (r.error().code() == ErrorCode::kInvalidArgument ? " (the job fails; the node stays up)" : ""));
   if (r.ok() && ctx.jobs_changed) ctx.jobs_changed();
   if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
   FlatBufferBuilder fbb(1024);
@@ -166,7 +173,10 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
   }
   emit(ctx, std::move(e));
   if (ctx.jobs_changed) ctx.jobs_changed();
-  if (!s.ok()) return simple(fb::Outcome::NodeFault, s.error().message());
+  if (!s.ok()) {
+    log::error("epilog: job " + std::to_string(req->job_id()) + ": " + s.error().message());
+    return simple(fb::Outcome::NodeFault, s.error().message());
+  }
   return simple(fb::Outcome::Ok, "");
 }
 
@@ -235,7 +245,29 @@ std::vector<uint8_t> onStep(const HandlerContext& ctx, const fb::StepRequest* st
   return statusReply(s);
 }
 
+// The name of a surrogate step: the appliance job's id, and -csxN when it
+// holds N CS-X systems (seed 000).
+std::vector<uint8_t> onSurrogate(const HandlerContext& ctx, const Caller& caller, const fb::SurrogateRequest* sr) {
+  auto r = ctx.manager->job(sr->job_id());
+  if (!r || (!isAdmin(ctx, caller) && r->spec.uid != caller.uid))
+    return simple(fb::Outcome::NotFound, "job " + std::to_string(sr->job_id()) + " has nothing on this node");
+  const std::string id = sr->appliance_job() ? sr->appliance_job()->str() : "";
+  if (!appliance::isValidJobId(id)) return simple(fb::Outcome::BadRequest, "surrogate: not an appliance job id");
+  std::vector<appliance::ApplianceJob> jobs;
+  if (ctx.appliance_jobs) jobs = ctx.appliance_jobs(sr->job_id());
+  auto it = std::find_if(jobs.begin(), jobs.end(), [&](const auto& a) { return a.id == id; });
+  if (it == jobs.end()) return simple(fb::Outcome::NotFound, "surrogate: " + id + " is not an appliance job of this job");
+  if (ctx.surrogate_started) ctx.surrogate_started(sr->job_id(), id);
+  emit(ctx, event::StepStarted{.job_id = sr->job_id(), .step_id = sr->step_id(), .name = surrogateStepName(*it),
+                               .surrogate = true});
+  return simple(fb::Outcome::Ok, "");
+}
+
 }  // namespace
+
+std::string surrogateStepName(const appliance::ApplianceJob& job) {
+  return job.systems > 0 ? job.id + "-csx" + std::to_string(job.systems) : job.id;
+}
 
 std::vector<uint8_t> errorReply(uint8_t outcome, const std::string& message) {
   return simple(static_cast<fb::Outcome>(outcome), message);
@@ -270,6 +302,7 @@ std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& call
     case fb::RequestBody::StepRequest:
       if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "step reports come from slurmstepd");
       return onStep(ctx, req->body_as_StepRequest());
+    case fb::RequestBody::SurrogateRequest: return onSurrogate(ctx, caller, req->body_as_SurrogateRequest());
     case fb::RequestBody::NONE: break;
   }
   return simple(fb::Outcome::BadRequest, "unknown request kind");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -163,6 +164,11 @@ Status Daemon::start() {
   ctx_.started_ns = realtimeNs();
   ctx_.tasks_on_node = [self = selfPath()](uint32_t job_id) { return tasksOnNodeIsolated(self, job_id, 5s); };
   ctx_.emit = [this](const event::Event& e) { emitEvent(e); };
+  ctx_.surrogate_started = [this](uint32_t, const std::string& appliance_job) {
+    std::lock_guard<std::mutex> g(surrogate_mu_);
+    surrogate_started_.insert(appliance_job);
+  };
+  startSurrogateSteps();
   startApplianceWatcher();
   ACCEL_TRY(startLimitEnforcer());
   ctx_.events_status = [this] { return event::describe(outbox_->stats()); };
@@ -217,6 +223,7 @@ void Daemon::startApplianceWatcher() {
   };
   auto changed = [this](const appliance::ApplianceJob& j) {
     (void)manager_->applianceJobSeen(j.slurm_job_id, j);  // kNotFound: the job just ended
+    maybeSurrogate(j);
     log::info("appliance: job " + std::to_string(j.slurm_job_id) + ": " + j.id + " " + appliance::stateName(j.state) +
               " (" + std::to_string(j.systems) + " CS-X)");
     emitEvent(event::ApplianceJobChanged{
@@ -264,6 +271,61 @@ void Daemon::cancelApplianceJobs(uint32_t job_id) {
     }
   }).detach();
   if (appliance_) appliance_->poke();
+}
+
+void Daemon::startSurrogateSteps() {
+  if (!vendors_.appliance || !config_.surrogate_steps) return;
+  SurrogateOptions o;
+  std::string self = selfPath();
+  std::string beside = self.substr(0, self.rfind('/') + 1) + "accelctl";
+  o.accelctl = access(beside.c_str(), X_OK) == 0 ? beside : "accelctl";  // installed side by side
+  o.config_path = options_.config_path;
+  if (const char* conf = std::getenv("SLURM_CONF")) o.slurm_conf = conf;
+  surrogates_ = std::make_unique<SurrogateSteps>(
+      std::move(o), [this](const SurrogateSpec& spec, int status) { surrogateEnded(spec, status); });
+}
+
+// The first time an appliance job is seen running (or already over, when it
+// ran between two polls), its job gets a surrogate step; once per appliance
+// job, also across restarts.
+void Daemon::maybeSurrogate(const appliance::ApplianceJob& j) {
+  if (!surrogates_ || !appliance::isValidJobId(j.id)) return;
+  if (j.state != appliance::ApplianceState::kRunning && !(appliance::isFinal(j.state) && j.start_ns > 0)) return;
+  auto rec = manager_->job(j.slurm_job_id);
+  if (!rec || rec->phase != agent::JobPhase::kReady || rec->spec.user.empty()) return;
+  auto claimed = manager_->claimSurrogate(j.slurm_job_id, j.id);
+  if (!claimed.ok() || !*claimed) return;
+  SurrogateSpec spec{.job_id = j.slurm_job_id, .uid = rec->spec.uid, .gid = rec->spec.gid, .user = rec->spec.user,
+                     .appliance_job = j.id, .step_name = surrogateStepName(j)};
+  log::info("surrogate: job " + std::to_string(j.slurm_job_id) + ": step " + spec.step_name + " started");
+  surrogates_->launch(spec);
+}
+
+// srun ended. If the appliance job still runs, Slurm ended the step (scancel
+// of the step or the job, the job's time limit): the appliance job goes too.
+void Daemon::surrogateEnded(const SurrogateSpec& spec, int status) {
+  const std::string who = "surrogate: job " + std::to_string(spec.job_id) + ": step " + spec.step_name + ": ";
+  {
+    std::lock_guard<std::mutex> g(surrogate_mu_);
+    // A waiter that never reported means srun did not make the step (Slurm
+    // refused it): the appliance job is not the step's to end.
+    if (surrogate_started_.erase(spec.appliance_job) == 0) {
+      log::error(who + "srun ended (wait status " + std::to_string(status) + ") before the step started");
+      return;
+    }
+  }
+  auto jobs = vendors_.appliance->jobs();
+  if (!jobs.ok()) {
+    log::error(who + "ended; appliance state unknown: " + jobs.error().message());
+    return;
+  }
+  for (const auto& j : *jobs) {
+    if (j.id != spec.appliance_job || appliance::isFinal(j.state)) continue;
+    auto s = vendors_.appliance->cancel(j.id);
+    log::warning(who + "ended by Slurm (wait status " + std::to_string(status) + ") while " + j.id + " was " +
+                 appliance::stateName(j.state) + (s.ok() ? "; appliance job cancelled" : "; cancel failed: " + s.error().message()));
+    if (appliance_) appliance_->poke();
+  }
 }
 
 // A lifecycle event the spool cannot take is logged, not fatal: the job

@@ -137,7 +137,7 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                       "Fabric", "FabricInterfaces", "FabricManagementInterface",
                                       "FabricMtu", "FabricAddressRange", "FabricAddressPrefix",
                                       "FabricNetns", "FabricRoutes", "AggregatorAddress", "AggregatorPublicKeyFile",
-                                      "NodeKeyFile", "EventSpoolDir", "EventSpoolMaxSize", "ApplianceKillGrace"}));
+                                      "NodeKeyFile", "EventSpoolDir", "EventSpoolMaxSize", "ApplianceKillGrace", "SurrogateSteps"}));
 }
 
 TEST(ConfigKeyTables, VipuConfKeysAsInTheVipuDocumentation) {

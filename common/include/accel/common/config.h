@@ -57,6 +57,7 @@ struct AccelConfig {
   std::optional<std::string> event_spool_dir;
   std::uint64_t event_spool_max_size = 0;
   std::chrono::seconds appliance_kill_grace{0};  // SIGTERM to SIGKILL at the appliance limit
+  bool surrogate_steps = true;                   // appliance jobs mirrored as Slurm steps
 };
 
 // "error", "warning", "info" or "debug".

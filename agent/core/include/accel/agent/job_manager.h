@@ -87,6 +87,10 @@ class JobManager {
   // Records that a limit action was taken at `at_ns`, so that it is never
   // repeated, also after a restart.
   Status limitActionTaken(uint32_t job_id, LimitAction action, int64_t at_ns);
+  // True the first time it is asked for this appliance job of a live job
+  // (persisted: a restarted daemon never makes a second surrogate step for
+  // it), false after. kNotFound for a job without a live record.
+  Result<bool> claimSurrogate(uint32_t job_id, const std::string& appliance_job);
   // Called whenever a budget changed in a way that may move a deadline. Set
   // it before any other call; it may call back into the manager.
   void setBudgetListener(std::function<void()> listener) { budget_listener_ = std::move(listener); }

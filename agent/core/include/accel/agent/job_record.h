@@ -53,6 +53,7 @@ struct JobRecord {
   std::vector<TaskRef> tasks;        // running tasks on this node
   std::vector<uint32_t> steps;       // running steps on this node
   ApplianceBudget budget;            // appliance time used, limit actions taken
+  std::vector<std::string> surrogates;  // appliance jobs given a surrogate step
 };
 
 // JSON text of a record (stable keys; unknown keys are ignored on read so a

@@ -8,6 +8,7 @@
 //   status                anyone
 //   jobs, job ID          anyone, but a user sees only its own jobs;
 //                         root and SlurmUser see every job
+//   surrogate report      the job's owner (the waiter in its surrogate step)
 #include <sys/types.h>
 
 #include <cstdint>
@@ -44,6 +45,8 @@ struct HandlerContext {
   std::function<double(uint32_t job_id)> appliance_seconds;
   // Called after a prolog or epilog changed the set of live jobs.
   std::function<void()> jobs_changed;
+  // A surrogate step's waiter reported: its step was made. Unset: ignored.
+  std::function<void(uint32_t job_id, const std::string& appliance_job)> surrogate_started;
   // One line about the event stream for `accelctl status`; unset: none.
   std::function<std::string()> events_status;
 };
@@ -51,6 +54,9 @@ struct HandlerContext {
 // Never fails: a malformed request gets a BadRequest reply.
 std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& caller,
                                    std::span<const uint8_t> request);
+
+// The Slurm step name that stands for an appliance job.
+std::string surrogateStepName(const appliance::ApplianceJob& job);
 
 // Builds a BadRequest/Busy reply with a message (for the transport layer).
 std::vector<uint8_t> errorReply(uint8_t outcome, const std::string& message);

@@ -11,12 +11,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "accel/agent/appliance_watcher.h"
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/control_handler.h"
 #include "accel/agentd/limit_enforcer.h"
+#include "accel/agentd/surrogate_steps.h"
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
 #include "accel/common/result.h"
@@ -57,6 +59,9 @@ class Daemon {
   void startApplianceWatcher();
   Status startLimitEnforcer();
   void cancelApplianceJobs(uint32_t job_id);
+  void startSurrogateSteps();
+  void maybeSurrogate(const appliance::ApplianceJob& job);
+  void surrogateEnded(const SurrogateSpec& spec, int wait_status);
 
   DaemonOptions options_;
   AccelConfig config_;
@@ -64,6 +69,9 @@ class Daemon {
   std::unique_ptr<event::Outbox> outbox_;  // before manager_: outlives the workers' use
   std::unique_ptr<agent::JobManager> manager_;
   std::unique_ptr<LimitEnforcer> limits_;  // before appliance_: outlives its calls
+  std::unique_ptr<SurrogateSteps> surrogates_;  // likewise
+  std::mutex surrogate_mu_;
+  std::set<std::string> surrogate_started_;  // appliance jobs whose step's waiter reported
   std::unique_ptr<agent::ApplianceWatcher> appliance_;  // after manager_: stopped first
   HandlerContext ctx_;
   ipc::Socket listener_;

@@ -1,0 +1,91 @@
+// accelctl wait-appliance JOB ID: the program inside a surrogate step. It
+// reports its step to the daemon once, then waits until the appliance job
+// is over: exit 0 when it succeeded, 1 when it failed or was cancelled, so
+// that sacct shows the step COMPLETED or FAILED. Run as the job's user; the
+// daemon answers a user about its own jobs only.
+#include <charconv>
+#include <chrono>
+#include <thread>
+
+#include "accel/ctl/client.h"
+#include "accel/schemas/control_generated.h"
+
+namespace accel::ctl {
+namespace {
+
+namespace fb = accel::control;
+using namespace std::chrono_literals;
+
+std::vector<uint8_t> finish(flatbuffers::FlatBufferBuilder& fbb, fb::RequestBody kind, flatbuffers::Offset<void> body) {
+  fbb.Finish(fb::CreateRequest(fbb, 1, kind, body), fb::RequestIdentifier());
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+std::optional<uint32_t> number(const char* text) {
+  if (text == nullptr) return std::nullopt;
+  std::string_view s(text);
+  uint32_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+enum class Seen { kUnknown, kRunning, kSucceeded, kFailed, kJobGone };
+
+// One look at the appliance job through the daemon. kUnknown: ask again.
+Seen look(const AccelConfig& config, uint32_t job, const std::string& id) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto reply = callDaemon(config, finish(fbb, fb::RequestBody::JobRequest, fb::CreateJobRequest(fbb, job).Union()), 2s);
+  if (!reply.ok()) return Seen::kUnknown;  // the daemon may be restarting
+  const auto* r = flatbuffers::GetRoot<fb::Reply>(reply->data());
+  if (r->outcome() == fb::Outcome::NotFound) return Seen::kJobGone;
+  const auto* info = r->body_as_JobInfo();
+  if (r->outcome() != fb::Outcome::Ok || info == nullptr || info->appliance_jobs() == nullptr) return Seen::kUnknown;
+  for (const auto* a : *info->appliance_jobs()) {
+    if (a->id() == nullptr || a->id()->str() != id || a->state() == nullptr) continue;
+    std::string state = a->state()->str();
+    if (state == "succeeded") return Seen::kSucceeded;
+    if (state == "failed" || state == "cancelled") return Seen::kFailed;
+    return Seen::kRunning;
+  }
+  return Seen::kUnknown;
+}
+
+// True once the daemon has the report (or refused it for good).
+bool reportStep(const AccelConfig& config, uint32_t job, uint32_t step, const std::string& id) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto body = fb::CreateSurrogateRequestDirect(fbb, job, step, id.c_str()).Union();
+  auto reply = callDaemon(config, finish(fbb, fb::RequestBody::SurrogateRequest, body), 2s);
+  return reply.ok() && flatbuffers::GetRoot<fb::Reply>(reply->data())->outcome() != fb::Outcome::Busy;
+}
+
+}  // namespace
+
+int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
+  auto job = args.size() == 2 ? number(args[0].c_str()) : std::nullopt;
+  if (!job || args[1].empty()) {
+    io.err("accelctl: usage: accelctl wait-appliance JOB APPLIANCE_JOB_ID");
+    return kUsage;
+  }
+  auto config = loadConfig(g, io);
+  if (!config.ok()) {
+    io.err("accelctl: " + config.error().message());
+    return kUsage;
+  }
+  // Inside the step, Slurm says which step this is.
+  auto step = number(io.getenv("SLURM_STEP_ID"));
+  bool reported = !step || number(io.getenv("SLURM_JOB_ID")) != job;
+  for (;;) {
+    if (!reported) reported = reportStep(*config, *job, *step, args[1]);
+    switch (look(*config, *job, args[1])) {
+      case Seen::kSucceeded: io.out(args[1] + " succeeded\n"); return kOk;
+      case Seen::kFailed: io.out(args[1] + " failed or was cancelled\n"); return kNodeFault;
+      case Seen::kJobGone: io.err("accelctl: job " + std::to_string(*job) + " has nothing on this node"); return kNotFound;
+      case Seen::kRunning:
+      case Seen::kUnknown: break;
+    }
+    std::this_thread::sleep_for(250ms);
+  }
+}
+
+}  // namespace accel::ctl

@@ -1,0 +1,110 @@
+#include "accel/agentd/surrogate_steps.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+namespace accel::agentd {
+
+struct SurrogateSteps::Shared {
+  std::mutex mu;  // held while OnEnd runs, so the destructor waits for it
+  bool alive = true;
+  OnEnd on_end;
+};
+
+namespace {
+
+// `name` itself if it holds a '/', else the first executable match in PATH.
+std::string resolve(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t at = 0; at <= dirs.size();) {
+    size_t colon = std::min(dirs.find(':', at), dirs.size());
+    std::string candidate = dirs.substr(at, colon - at) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    at = colon + 1;
+  }
+  return name;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Forks and execs `argv` as the job's user. Everything the child needs is
+// prepared here: after fork only async-signal-safe calls are made.
+pid_t spawnAsUser(const SurrogateSpec& spec, std::vector<std::string> argv, std::vector<std::string> env) {
+  std::vector<gid_t> groups(64);
+  int n = static_cast<int>(groups.size());
+  if (getgrouplist(spec.user.c_str(), spec.gid, groups.data(), &n) < 0) n = 0;  // too many: primary group only
+  groups.resize(static_cast<size_t>(n));
+  auto a = pointers(argv);
+  auto e = pointers(env);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The daemon blocks TERM/INT/HUP and ignores PIPE; srun must not inherit that.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    for (int fd = 0; fd < 3; ++fd) dup2(null, fd);
+    if (setgroups(groups.size(), groups.data()) != 0 || setgid(spec.gid) != 0 || setuid(spec.uid) != 0 ||
+        (spec.uid != 0 && setuid(0) == 0) || chdir("/") != 0)
+      _exit(126);
+    execve(a[0], a.data(), e.data());
+    _exit(127);
+  }
+  close(null);
+  return pid;
+}
+
+}  // namespace
+
+std::vector<std::string> surrogateArgv(const SurrogateOptions& o, const SurrogateSpec& s) {
+  const std::string job = std::to_string(s.job_id);
+  return {o.srun, "--jobid=" + job, "--overlap", "-J", s.step_name, "--ntasks=1", "--nodes=1", "--quiet",
+          o.accelctl, "--config", o.config_path, "wait-appliance", job, s.appliance_job};
+}
+
+SurrogateSteps::SurrogateSteps(SurrogateOptions options, OnEnd on_end)
+    : options_(std::move(options)), shared_(std::make_shared<Shared>()) {
+  options_.srun = resolve(options_.srun);
+  shared_->on_end = std::move(on_end);
+}
+
+SurrogateSteps::~SurrogateSteps() {
+  std::lock_guard<std::mutex> g(shared_->mu);
+  shared_->alive = false;
+}
+
+void SurrogateSteps::launch(const SurrogateSpec& spec) {
+  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "USER=" + spec.user, "LOGNAME=" + spec.user,
+                                  "HOME=/"};
+  if (!options_.slurm_conf.empty()) env.push_back("SLURM_CONF=" + options_.slurm_conf);
+  pid_t pid = spawnAsUser(spec, surrogateArgv(options_, spec), std::move(env));
+  // One waiting thread per step: steps are few (one per appliance job) and
+  // the thread sleeps in waitpid.
+  std::thread([shared = shared_, spec, pid] {
+    int status = -1;
+    if (pid > 0)
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    std::lock_guard<std::mutex> g(shared->mu);
+    if (shared->alive) shared->on_end(spec, status);
+  }).detach();
+}
+
+}  // namespace accel::agentd

@@ -119,6 +119,12 @@ TEST_F(IpuProcessTest, ControllerDownFailsThePrologCleanlyAndNamesIt) {
   EXPECT_EQ(p.exit_code, 1) << "a controller outage is a node fault";
   EXPECT_NE(p.err.find("vipu controller 127.0.0.1:8090"), std::string::npos) << p.err;
   EXPECT_NE(p.err.find("connection refused"), std::string::npos) << p.err;
+  std::string log = h_.daemonLog();
+  auto line = log.find("prolog: job 8102: ");
+  ASSERT_NE(line, std::string::npos) << "the daemon logs the failure: " << log;
+  std::string text = log.substr(line, log.find('\n', line) - line);
+  EXPECT_NE(text.find("vipu controller 127.0.0.1:8090"), std::string::npos) << text;
+  EXPECT_NE(text.find("connection refused"), std::string::npos) << text;
   EXPECT_FALSE(exists(ipuof_ + "/8102"));
   auto st = h_.ctl({"status", "--json"});
   EXPECT_NE(st.out.find("8102"), std::string::npos) << "the failure is among the last errors";

@@ -166,4 +166,6 @@ std::map<std::string, std::string> AgentHarness::jobEnv(uint32_t job_id, uid_t u
   return env;
 }
 
+std::string AgentHarness::daemonLog() const { return slurp(log_path_); }
+
 }  // namespace accel::testing

@@ -41,6 +41,8 @@ class AgentHarness {
   // On failure `startError()` holds what it printed.
   bool start(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   const std::string& startError() const { return start_error_; }
+  // Everything the daemon wrote to stderr (its log) so far, across restarts.
+  std::string daemonLog() const;
   // Makes the next start() ask for watchdog pings, as WatchdogSec= does.
   void setWatchdogUsec(uint64_t usec) { watchdog_usec_ = usec; }
   void kill9();

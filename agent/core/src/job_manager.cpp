@@ -382,6 +382,15 @@ Result<bool> JobManager::claimSurrogate(uint32_t job_id, const std::string& appl
   return claimed;
 }
 
+Status JobManager::surrogateStepStarted(uint32_t job_id, uint32_t step_id) {
+  std::lock_guard<std::mutex> g(mu_);
+  return updateLive(records_, store_, job_id, [&](JobRecord& r) {
+    if (std::find(r.surrogate_steps.begin(), r.surrogate_steps.end(), step_id) != r.surrogate_steps.end()) return false;
+    r.surrogate_steps.push_back(step_id);
+    return true;
+  });
+}
+
 LimitPolicy limitPolicy(const JobRequestSpec& spec, int64_t grace_ns) {
   return LimitPolicy{.limit_sec = spec.appliance_time_sec,
                      .signal = spec.appliance_signal,

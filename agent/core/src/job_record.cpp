@@ -47,6 +47,7 @@ std::string encodeRecord(const JobRecord& r) {
   j["limit_enforced_ns"] = r.budget.enforced_ns;
   j["limit_killed_ns"] = r.budget.killed_ns;
   j["surrogates"] = r.surrogates;
+  j["surrogate_steps"] = r.surrogate_steps;
   // Text was checked where it entered; replacing rather than throwing keeps
   // one bad byte from ever costing the record.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -166,6 +167,7 @@ Result<JobRecord> decodeRecord(std::string_view text) {
       if (!id.is_string()) throw std::invalid_argument("surrogate entry is not a string");
       r.surrogates.push_back(id.get<std::string>());
     }
+    r.surrogate_steps = in.integers<uint32_t>("surrogate_steps");
   } catch (const std::exception& e) {
     return Error(ErrorCode::kParse, std::string("job record: ") + e.what());
   }

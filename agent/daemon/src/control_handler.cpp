@@ -1,8 +1,8 @@
-#include "accel/common/log.h"
 #include "accel/agentd/control_handler.h"
 
 #include <algorithm>
 
+#include "accel/common/log.h"
 #include "accel/common/text.h"
 #include "accel/schemas/control_generated.h"
 
@@ -257,6 +257,7 @@ std::vector<uint8_t> onSurrogate(const HandlerContext& ctx, const Caller& caller
   if (ctx.appliance_jobs) jobs = ctx.appliance_jobs(sr->job_id());
   auto it = std::find_if(jobs.begin(), jobs.end(), [&](const auto& a) { return a.id == id; });
   if (it == jobs.end()) return simple(fb::Outcome::NotFound, "surrogate: " + id + " is not an appliance job of this job");
+  (void)ctx.manager->surrogateStepStarted(sr->job_id(), sr->step_id());
   if (ctx.surrogate_started) ctx.surrogate_started(sr->job_id(), id);
   emit(ctx, event::StepStarted{.job_id = sr->job_id(), .step_id = sr->step_id(), .name = surrogateStepName(*it),
                                .surrogate = true});

@@ -6,6 +6,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "accel/common/log.h"
@@ -93,7 +94,12 @@ void LimitEnforcer::act(const agent::JobRecord& rec, LimitAction action, int64_t
   const int64_t used_ns = agent::usedNs(rec.budget, now);
   const std::string who = "limit: job " + std::to_string(id) + ": ";
   if (action == LimitAction::kWarn) {
-    int n = actions_.signal_tasks(rec.tasks, rec.spec.appliance_signal);
+    // The waiters of surrogate steps stay: ending one would cancel its appliance job early.
+    std::vector<agent::TaskRef> own;
+    for (const auto& t : rec.tasks)
+      if (std::find(rec.surrogate_steps.begin(), rec.surrogate_steps.end(), t.step_id) == rec.surrogate_steps.end())
+        own.push_back(t);
+    int n = actions_.signal_tasks(own, rec.spec.appliance_signal);
     int64_t left = static_cast<int64_t>(limit_s) * 1'000'000'000 - used_ns;
     actions_.emit(event::TimeLimitWarning{
         .job_id = id, .limit_s = limit_s, .remaining_s = static_cast<uint64_t>(std::max<int64_t>(0, left) / 1'000'000'000)});

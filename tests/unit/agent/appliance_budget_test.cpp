@@ -119,7 +119,7 @@ TEST(ApplianceBudgetTest, RecordKeepsTheBudgetAndRefusesAMalformedRun) {
 
 // The manager charges steps of a job with devices, persists the budget and a
 // restarted manager finds the same deadline.
-TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAcrossARestart) {
+TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
   char tmpl[] = "/tmp/accel-budget-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string root = tmpl;
@@ -149,11 +149,20 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAcrossARestart) {
   ASSERT_TRUE(m->stepStarted(9, 0).ok());
   EXPECT_EQ(changes, 1);
   ASSERT_TRUE(m->limitActionTaken(9, LimitAction::kWarn, kT0 + 6 * kSec).ok());
+  auto first = m->claimSurrogate(9, "wsjob-a");
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(*first);
+  ASSERT_TRUE(m->surrogateStepStarted(9, 3).ok());
+  EXPECT_EQ(m->claimSurrogate(99, "wsjob-a").error().code(), ErrorCode::kNotFound);
   m.reset();
   auto again = make();
   auto rec = again->job(9);
   ASSERT_TRUE(rec.has_value());
   EXPECT_EQ(rec->budget.warned_ns, kT0 + 6 * kSec);
+  auto second = again->claimSurrogate(9, "wsjob-a");  // never a second step after a restart
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(*second);
+  EXPECT_EQ(rec->surrogate_steps, std::vector<uint32_t>{3});
   EXPECT_EQ(limitTimes(rec->budget, limitPolicy(rec->spec, 30 * kSec), now).enforce_ns, kT0 + 15 * kSec);
   now = kT0 + 8 * kSec;
   ASSERT_TRUE(again->stepEnded(9, 0).ok());

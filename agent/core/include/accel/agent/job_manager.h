@@ -91,6 +91,9 @@ class JobManager {
   // (persisted: a restarted daemon never makes a second surrogate step for
   // it), false after. kNotFound for a job without a live record.
   Result<bool> claimSurrogate(uint32_t job_id, const std::string& appliance_job);
+  // Notes a step that stands for an appliance job: the limit's warning
+  // signal is for the job's own tasks, never for the waiter in such a step.
+  Status surrogateStepStarted(uint32_t job_id, uint32_t step_id);
   // Called whenever a budget changed in a way that may move a deadline. Set
   // it before any other call; it may call back into the manager.
   void setBudgetListener(std::function<void()> listener) { budget_listener_ = std::move(listener); }

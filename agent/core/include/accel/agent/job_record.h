@@ -54,6 +54,7 @@ struct JobRecord {
   std::vector<uint32_t> steps;       // running steps on this node
   ApplianceBudget budget;            // appliance time used, limit actions taken
   std::vector<std::string> surrogates;  // appliance jobs given a surrogate step
+  std::vector<uint32_t> surrogate_steps;  // their steps, as the waiters reported them
 };
 
 // JSON text of a record (stable keys; unknown keys are ignored on read so a

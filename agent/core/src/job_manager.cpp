@@ -283,22 +283,34 @@ static Status updateLive(std::map<uint32_t, JobRecord>& records, JobStore& store
 }
 
 Status JobManager::taskStarted(uint32_t job_id, const TaskRef& task) {
-  std::lock_guard<std::mutex> g(mu_);
-  return updateLive(records_, store_, job_id, [&](JobRecord& r) {
-    for (const auto& t : r.tasks)
-      if (t.pid == task.pid && t.start_ticks == task.start_ticks) return false;
-    r.tasks.push_back(task);
-    return true;
-  });
+  bool changed = false;
+  Status s;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
+      for (const auto& t : r.tasks)
+        if (t.pid == task.pid && t.start_ticks == task.start_ticks) return false;
+      r.tasks.push_back(task);
+      return changed = true;
+    });
+  }
+  if (changed && budget_listener_) budget_listener_();  // the enforcer's view of the tasks
+  return s;
 }
 
 Status JobManager::taskExited(uint32_t job_id, int32_t pid) {
-  std::lock_guard<std::mutex> g(mu_);
-  return updateLive(records_, store_, job_id, [&](JobRecord& r) {
-    auto n = r.tasks.size();
-    std::erase_if(r.tasks, [&](const TaskRef& t) { return t.pid == pid; });
-    return n != r.tasks.size();
-  });
+  bool changed = false;
+  Status s;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
+      auto n = r.tasks.size();
+      std::erase_if(r.tasks, [&](const TaskRef& t) { return t.pid == pid; });
+      return changed = n != r.tasks.size();
+    });
+  }
+  if (changed && budget_listener_) budget_listener_();
+  return s;
 }
 
 // SLURM_EXTERN_CONT: the step that adopts processes for the job's whole
@@ -338,7 +350,8 @@ Status JobManager::stepEnded(uint32_t job_id, uint32_t step_id) {
       std::erase(r.steps, step_id);
       std::erase_if(r.tasks, [&](const TaskRef& t) { return t.step_id == step_id; });
       if (n == r.steps.size()) return false;
-      budget_changed = noteSteps(r, now_());
+      noteSteps(r, now_());
+      budget_changed = true;  // its tasks went too
       return true;
     });
   }
@@ -383,12 +396,18 @@ Result<bool> JobManager::claimSurrogate(uint32_t job_id, const std::string& appl
 }
 
 Status JobManager::surrogateStepStarted(uint32_t job_id, uint32_t step_id) {
-  std::lock_guard<std::mutex> g(mu_);
-  return updateLive(records_, store_, job_id, [&](JobRecord& r) {
-    if (std::find(r.surrogate_steps.begin(), r.surrogate_steps.end(), step_id) != r.surrogate_steps.end()) return false;
-    r.surrogate_steps.push_back(step_id);
-    return true;
-  });
+  bool changed = false;
+  Status s;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
+      if (std::find(r.surrogate_steps.begin(), r.surrogate_steps.end(), step_id) != r.surrogate_steps.end()) return false;
+      r.surrogate_steps.push_back(step_id);
+      return changed = true;
+    });
+  }
+  if (changed && budget_listener_) budget_listener_();  // whom the warning spares
+  return s;
 }
 
 LimitPolicy limitPolicy(const JobRequestSpec& spec, int64_t grace_ns) {

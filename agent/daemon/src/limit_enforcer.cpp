@@ -1,6 +1,8 @@
 #include "accel/agentd/limit_enforcer.h"
 
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -24,6 +26,12 @@ LimitEnforcer::~LimitEnforcer() {
     (void)!write(stop_fd_, &one, sizeof one);
     thread_.join();
   }
+  {
+    std::lock_guard<std::mutex> g(report_mu_);
+    stopping_ = true;
+  }
+  report_cv_.notify_all();
+  if (reporter_.joinable()) reporter_.join();  // what was taken is still recorded
   for (int fd : {timer_fd_, stop_fd_})
     if (fd >= 0) close(fd);
 }
@@ -33,7 +41,16 @@ Status LimitEnforcer::start() {
   stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (timer_fd_ < 0 || stop_fd_ < 0) return sysError("limit timer", errno);
   rearm();  // an overdue action fires at once
+  reporter_ = std::thread([this] { reportLoop(); });
   thread_ = std::thread([this] { run(); });
+  // A busy node (builds, data loaders) can hold an ordinary thread off the
+  // CPU for tens of milliseconds. The lowest real-time priority puts the
+  // enforcer ahead of all of that; it sleeps in poll() almost always, so it
+  // takes nothing from anyone. Without the privilege it runs as it is.
+  sched_param prio{};
+  prio.sched_priority = 1;
+  if (pthread_setschedparam(thread_.native_handle(), SCHED_FIFO, &prio) != 0)
+    log::info("limit: no real-time priority for the limit thread; deadlines may slip on a busy node");
   return okStatus();
 }
 
@@ -42,11 +59,18 @@ void LimitEnforcer::rearm() {
   if (timer_fd_ < 0) return;
   const int64_t now = actions_.now();
   int64_t next = 0;
-  for (const auto& rec : manager_.jobs()) {
+  pending_.clear();
+  std::map<uint32_t, Mark> live_marks;  // marks of jobs gone are dropped
+  for (auto& rec : manager_.jobs()) {
     if (rec.phase != agent::JobPhase::kReady) continue;
+    overlayLocked(rec);
+    if (auto it = marks_.find(rec.spec.job_id); it != marks_.end()) live_marks.insert(*it);
     int64_t t = agent::limitTimes(rec.budget, agent::limitPolicy(rec.spec, grace_ns_), now).earliest();
-    if (t != 0 && (next == 0 || t < next)) next = t;
+    if (t == 0) continue;
+    if (next == 0 || t < next) next = t;
+    pending_.push_back(std::move(rec));
   }
+  marks_ = std::move(live_marks);
   // An absolute time in the past fires at once; zero would disarm.
   itimerspec its{};
   its.it_value.tv_sec = next / 1'000'000'000;
@@ -67,58 +91,107 @@ void LimitEnforcer::run() {
     uint64_t ticks = 0;
     (void)!read(timer_fd_, &ticks, sizeof ticks);
     actOnDue();
-    rearm();
+    rearm();  // the next action of a job is due only once this one is recorded
   }
 }
 
+// Actions taken but maybe not yet in the job record: a re-arm from the
+// record alone would take them again.
+void LimitEnforcer::overlayLocked(agent::JobRecord& rec) const {
+  auto it = marks_.find(rec.spec.job_id);
+  // A requeued job keeps its id but has a new prolog: old marks are not its.
+  if (it == marks_.end() || it->second.ready_ns != rec.ready_ns) return;
+  auto& b = rec.budget;
+  if (b.warned_ns == 0) b.warned_ns = it->second.taken.warned_ns;
+  if (b.enforced_ns == 0) b.enforced_ns = it->second.taken.enforced_ns;
+  if (b.killed_ns == 0) b.killed_ns = it->second.taken.killed_ns;
+}
+
+// Only signals here, from the snapshot taken at the last re-arm: no lock a
+// request thread holds, no disk, no appliance client. Events, logs and the
+// job records are the reporter thread's.
 void LimitEnforcer::actOnDue() {
-  for (const auto& snapshot : manager_.jobs()) {
-    if (snapshot.phase != agent::JobPhase::kReady) continue;
-    auto rec = snapshot;
-    // Several actions may be due at once (after a restart): take them in order.
-    for (int i = 0; i < 3; ++i) {
-      const int64_t now = actions_.now();
-      auto action = agent::dueAction(rec.budget, agent::limitPolicy(rec.spec, grace_ns_), now);
-      if (action == LimitAction::kNone) break;
-      act(rec, action, now);
-      auto fresh = manager_.job(rec.spec.job_id);
-      if (!fresh || fresh->phase != agent::JobPhase::kReady) break;
-      rec = *fresh;
+  std::vector<agent::JobRecord> pending;
+  {
+    std::lock_guard<std::mutex> g(arm_mu_);
+    pending = pending_;
+  }
+  for (const auto& rec : pending) {
+    const int64_t now = actions_.now();
+    const auto policy = agent::limitPolicy(rec.spec, grace_ns_);
+    auto action = agent::dueAction(rec.budget, policy, now);
+    if (action == LimitAction::kNone) continue;
+    auto times = agent::limitTimes(rec.budget, policy, now);
+    int reached = signal(rec, action);
+    const int64_t due = action == LimitAction::kWarn      ? times.warn_ns
+                        : action == LimitAction::kEnforce ? times.enforce_ns
+                                                          : times.kill_ns;
+    Taken t{rec, action, now, reached, actions_.now() - due};
+    {
+      std::lock_guard<std::mutex> g(arm_mu_);
+      auto& mark = marks_[rec.spec.job_id];
+      if (mark.ready_ns != rec.ready_ns) mark = Mark{rec.ready_ns, {}};
+      auto& m = mark.taken;
+      (action == LimitAction::kWarn ? m.warned_ns : action == LimitAction::kEnforce ? m.enforced_ns : m.killed_ns) = now;
     }
+    {
+      std::lock_guard<std::mutex> g(report_mu_);
+      reports_.push_back(std::move(t));
+    }
+    report_cv_.notify_one();
   }
 }
 
-void LimitEnforcer::act(const agent::JobRecord& rec, LimitAction action, int64_t now) {
-  const uint32_t id = rec.spec.job_id;
-  const uint64_t limit_s = static_cast<uint64_t>(rec.spec.appliance_time_sec);
-  const int64_t used_ns = agent::usedNs(rec.budget, now);
-  const std::string who = "limit: job " + std::to_string(id) + ": ";
+void LimitEnforcer::reportLoop() {
+  std::unique_lock<std::mutex> lk(report_mu_);
+  for (;;) {
+    report_cv_.wait(lk, [this] { return stopping_ || !reports_.empty(); });
+    if (reports_.empty()) return;  // stopping, nothing left
+    Taken t = std::move(reports_.front());
+    reports_.pop_front();
+    lk.unlock();
+    report(t);
+    lk.lock();
+  }
+}
+
+int LimitEnforcer::signal(const agent::JobRecord& rec, LimitAction action) {
   if (action == LimitAction::kWarn) {
     // The waiters of surrogate steps stay: ending one would cancel its appliance job early.
     std::vector<agent::TaskRef> own;
     for (const auto& t : rec.tasks)
       if (std::find(rec.surrogate_steps.begin(), rec.surrogate_steps.end(), t.step_id) == rec.surrogate_steps.end())
         own.push_back(t);
-    int n = actions_.signal_tasks(own, rec.spec.appliance_signal);
+    return actions_.signal_tasks(own, rec.spec.appliance_signal);
+  }
+  return actions_.signal_tasks(rec.tasks, action == LimitAction::kEnforce ? SIGTERM : SIGKILL);
+}
+
+void LimitEnforcer::report(const Taken& t) {
+  const auto& rec = t.rec;
+  const uint32_t id = rec.spec.job_id;
+  const uint64_t limit_s = static_cast<uint64_t>(rec.spec.appliance_time_sec);
+  const int64_t used_ns = agent::usedNs(rec.budget, t.at_ns);
+  const std::string who = "limit: job " + std::to_string(id) + ": ";
+  // Recorded first: an action is never taken twice, also across a restart.
+  auto s = manager_.limitActionTaken(id, t.action, t.at_ns);
+  if (!s.ok()) log::error(who + "limit action not recorded: " + s.error().message());
+  if (t.action == LimitAction::kWarn) {
     int64_t left = static_cast<int64_t>(limit_s) * 1'000'000'000 - used_ns;
     actions_.emit(event::TimeLimitWarning{
         .job_id = id, .limit_s = limit_s, .remaining_s = static_cast<uint64_t>(std::max<int64_t>(0, left) / 1'000'000'000)});
-    log::info(who + "signal " + std::to_string(rec.spec.appliance_signal) + " sent to " + std::to_string(n) +
+    log::info(who + "signal " + std::to_string(rec.spec.appliance_signal) + " sent to " + std::to_string(t.reached) +
               " task(s) ahead of the appliance limit");
-  } else if (action == LimitAction::kEnforce) {
-    int n = actions_.signal_tasks(rec.tasks, SIGTERM);
+  } else if (t.action == LimitAction::kEnforce) {
     if (actions_.cancel_appliance) actions_.cancel_appliance(id);
     actions_.emit(event::TimeLimitEnforced{
         .job_id = id, .limit_s = limit_s, .used_s = static_cast<uint64_t>(used_ns / 1'000'000'000)});
     log::warning(who + "appliance limit of " + std::to_string(limit_s) + " s reached: SIGTERM sent to " +
-                 std::to_string(n) + " task(s), appliance jobs cancelled");
-  } else if (action == LimitAction::kKill) {
-    int n = actions_.signal_tasks(rec.tasks, SIGKILL);
-    if (n > 0) log::warning(who + "SIGKILL sent to " + std::to_string(n) + " task(s) left after the grace period");
+                 std::to_string(t.reached) + " task(s) " + std::to_string(t.late_ns / 1000) +
+                 " us after the deadline, appliance jobs cancelled");
+  } else if (t.reached > 0) {
+    log::warning(who + "SIGKILL sent to " + std::to_string(t.reached) + " task(s) left after the grace period");
   }
-  // Persisted before the next action is considered: never taken twice.
-  auto s = manager_.limitActionTaken(id, action, now);
-  if (!s.ok()) log::error(who + "limit action not recorded: " + s.error().message());
 }
 
 }  // namespace accel::agentd

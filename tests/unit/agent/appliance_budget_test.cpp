@@ -152,7 +152,9 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
   auto first = m->claimSurrogate(9, "wsjob-a");
   ASSERT_TRUE(first.ok());
   EXPECT_TRUE(*first);
+  const int before = changes;
   ASSERT_TRUE(m->surrogateStepStarted(9, 3).ok());
+  EXPECT_EQ(changes, before + 1) << "the enforcer must learn whom the warning spares";
   EXPECT_EQ(m->claimSurrogate(99, "wsjob-a").error().code(), ErrorCode::kNotFound);
   m.reset();
   auto again = make();

@@ -94,8 +94,9 @@ class JobManager {
   // Notes a step that stands for an appliance job: the limit's warning
   // signal is for the job's own tasks, never for the waiter in such a step.
   Status surrogateStepStarted(uint32_t job_id, uint32_t step_id);
-  // Called whenever a budget changed in a way that may move a deadline. Set
-  // it before any other call; it may call back into the manager.
+  // Called whenever a budget changed in a way that may move a deadline, and
+  // when a job's tasks or surrogate steps changed (whom a limit action signals). Set it before
+  // any other call; it may call back into the manager.
   void setBudgetListener(std::function<void()> listener) { budget_listener_ = std::move(listener); }
 
   std::optional<JobRecord> job(uint32_t job_id) const;

@@ -2,17 +2,21 @@
 // Enforces appliance time limits on the node. One thread waits on a
 // CLOCK_REALTIME timerfd armed, absolutely, at the earliest pending action of
 // any job (warning, enforcement, SIGKILL after the grace); it is re-armed
-// whenever a budget changes (appliance job or step starts or stops) and
-// after every action. The thread does nothing else, so a slow request,
-// appliance call or status update never delays a signal.
+// whenever a budget or a job's tasks change and after every action. That
+// thread only signals; a second thread records each action in the job
+// record, streams its event, logs it and starts cancelling appliance jobs,
+// so a slow disk, spool or appliance client never delays a signal.
 //
-// Actions, each taken once and persisted in the job record before the next:
+// Actions, each taken once (also across a restart: it is persisted):
 //   warn     the job's --appliance-signal to its tasks; TimeLimitWarning
 //   enforce  SIGTERM to its tasks, its appliance jobs cancelled (off this
 //            thread); TimeLimitEnforced
 //   kill     SIGKILL to the tasks still there after the grace
 #include <cstdint>
+#include <condition_variable>
+#include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -45,16 +49,40 @@ class LimitEnforcer {
   void rearm();
 
  private:
+  struct Taken {
+    agent::JobRecord rec;
+    agent::LimitAction action;
+    int64_t at_ns;
+    int reached;      // tasks signalled
+    int64_t late_ns;  // the signals went out this long after the action was due
+  };
   void run();
   void actOnDue();
-  void act(const agent::JobRecord& rec, agent::LimitAction action, int64_t now);
+  int signal(const agent::JobRecord& rec, agent::LimitAction action);
+  void report(const Taken& taken);
+  void reportLoop();
+  void overlayLocked(agent::JobRecord& rec) const;
 
   agent::JobManager& manager_;
   int64_t grace_ns_;
   EnforcerActions actions_;
   int timer_fd_ = -1;
   int stop_fd_ = -1;
-  std::mutex arm_mu_;  // serializes computing and setting the timer
+  std::mutex arm_mu_;  // guards pending_ and setting the timer
+  // Jobs with a pending action, as of the last re-arm. Task reports re-arm
+  // too (through the manager's listener), so the snapshot names every task.
+  std::vector<agent::JobRecord> pending_;
+  struct Mark {
+    int64_t ready_ns = 0;  // which run of the job (a requeued job keeps its id)
+    agent::ApplianceBudget taken;
+  };
+  std::map<uint32_t, Mark> marks_;  // actions taken, by job
+
+  std::mutex report_mu_;  // guards reports_ and stopping_
+  std::condition_variable report_cv_;
+  std::deque<Taken> reports_;
+  bool stopping_ = false;
+  std::thread reporter_;
   std::thread thread_;
 };
 

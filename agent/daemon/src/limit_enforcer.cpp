@@ -55,22 +55,36 @@ Status LimitEnforcer::start() {
 }
 
 void LimitEnforcer::rearm() {
+  // The records are read before arm_mu_ is taken: a request thread may hold
+  // the manager's lock for a while (a slow disk), and the timer thread must
+  // never wait behind that. A newer read always wins over an older one.
+  const uint64_t gen = ++read_gen_;
+  auto jobs = manager_.jobs();
   std::lock_guard<std::mutex> g(arm_mu_);
-  if (timer_fd_ < 0) return;
-  const int64_t now = actions_.now();
-  int64_t next = 0;
+  if (timer_fd_ < 0 || gen < installed_gen_) return;
+  installed_gen_ = gen;
   pending_.clear();
   std::map<uint32_t, Mark> live_marks;  // marks of jobs gone are dropped
-  for (auto& rec : manager_.jobs()) {
+  for (auto& rec : jobs) {
     if (rec.phase != agent::JobPhase::kReady) continue;
     overlayLocked(rec);
     if (auto it = marks_.find(rec.spec.job_id); it != marks_.end()) live_marks.insert(*it);
-    int64_t t = agent::limitTimes(rec.budget, agent::limitPolicy(rec.spec, grace_ns_), now).earliest();
-    if (t == 0) continue;
-    if (next == 0 || t < next) next = t;
     pending_.push_back(std::move(rec));
   }
   marks_ = std::move(live_marks);
+  armLocked();
+}
+
+// Sets the timer from pending_ alone: the timer thread calls this after
+// acting, without reading the records (the reporter may be writing them).
+void LimitEnforcer::armLocked() {
+  const int64_t now = actions_.now();
+  int64_t next = 0;
+  for (auto& rec : pending_) {
+    overlayLocked(rec);
+    int64_t t = agent::limitTimes(rec.budget, agent::limitPolicy(rec.spec, grace_ns_), now).earliest();
+    if (t != 0 && (next == 0 || t < next)) next = t;
+  }
   // An absolute time in the past fires at once; zero would disarm.
   itimerspec its{};
   its.it_value.tv_sec = next / 1'000'000'000;
@@ -91,7 +105,8 @@ void LimitEnforcer::run() {
     uint64_t ticks = 0;
     (void)!read(timer_fd_, &ticks, sizeof ticks);
     actOnDue();
-    rearm();  // the next action of a job is due only once this one is recorded
+    std::lock_guard<std::mutex> g(arm_mu_);
+    armLocked();
   }
 }
 

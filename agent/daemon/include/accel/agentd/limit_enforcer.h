@@ -13,6 +13,7 @@
 //            thread); TimeLimitEnforced
 //   kill     SIGKILL to the tasks still there after the grace
 #include <cstdint>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -62,13 +63,16 @@ class LimitEnforcer {
   void report(const Taken& taken);
   void reportLoop();
   void overlayLocked(agent::JobRecord& rec) const;
+  void armLocked();
 
   agent::JobManager& manager_;
   int64_t grace_ns_;
   EnforcerActions actions_;
   int timer_fd_ = -1;
   int stop_fd_ = -1;
-  std::mutex arm_mu_;  // guards pending_ and setting the timer
+  std::atomic<uint64_t> read_gen_{0};  // orders concurrent re-arms
+  uint64_t installed_gen_ = 0;         // under arm_mu_
+  std::mutex arm_mu_;  // guards pending_, marks_ and setting the timer
   // Jobs with a pending action, as of the last re-arm. Task reports re-arm
   // too (through the manager's listener), so the snapshot names every task.
   std::vector<agent::JobRecord> pending_;

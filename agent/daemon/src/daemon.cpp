@@ -94,6 +94,13 @@ Result<agent::Inventory> Daemon::loadInventory(const AccelConfig& config) const 
 }
 
 Daemon::~Daemon() {
+  // Stopped in the order they call each other: the watcher (it feeds the
+  // manager, the limits and the surrogate steps), then the limits (their
+  // reporter may still emit and cancel), then the surrogate steps. reset()
+  // leaves each pointer null, which the later ones test.
+  appliance_.reset();
+  limits_.reset();
+  surrogates_.reset();
   for (int fd : {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_})
     if (fd >= 0) close(fd);
 }

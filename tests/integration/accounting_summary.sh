@@ -30,6 +30,12 @@ expect_eq "format version" 1 "$(jq -r .v <<<"$json")"
 expect_eq "result" ok "$(jq -r .result <<<"$json")"
 expect_eq "nodes" "$(sinfo -h -o %N)" "$(jq -r '.nodes | join(",")' <<<"$json")"
 
+# The aggregator's record of the job, through accelctl.
+record=$(accelctl events --database "$ACCEL_SANDBOX_DIR/state/aggregator/events.db" --job "$job" --json) ||
+    fail "accelctl events failed"
+expect_eq "event kinds of job $job (first and last)" "prolog_started epilog_finished" \
+    "$(jq -rs '"\(.[0].kind) \(.[-1].kind)"' <<<"$record")"
+
 # 2. A job that ends while the aggregator is stopped gets its summary once it is back.
 kill -TERM "$(agg_pid)" || fail "could not stop accel-aggregatord"
 deadline=$((SECONDS + 20))

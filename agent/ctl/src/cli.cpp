@@ -28,6 +28,8 @@ constexpr Verb kVerbs[] = {
     {"job", "ID [--json]", "one job: state, devices, directory, task environment", verbJob},
     {"topology", "[--xml FILE] [--json]", "this node's NUMA nodes, accelerators and NICs, as the agent sees them",
      verbTopology},
+    {"events", "[--job ID] [--node NAME] [--follow] [--database PATH] [--json]",
+     "the aggregator's record of job events (on its host, or from a shared database)", verbEvents},
     {"wait-appliance", "JOB ID", "wait for an appliance job of your job; exit 0 if it succeeded (surrogate steps)",
      verbWaitAppliance},
     {"config", "check [FILE]", "validate accel.conf (and vipu.conf beside it)", verbConfig},

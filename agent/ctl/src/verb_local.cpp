@@ -13,6 +13,31 @@ namespace accel::ctl {
 // accelctl is linked statically so that slurmd's hooks start fast; hwloc
 // (and the libudev it needs) cannot be, so the topology is shown by
 // accel-agentd, which owns it, from the same directory as this program.
+namespace {
+
+// Runs `program`, installed beside accelctl, in place of this process.
+int execBeside(const std::string& program, std::vector<std::string> argv, const std::string& verb,
+               const CliIo& io) {
+  char self[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    io.err("accelctl: " + verb + ": cannot find my own directory: " + std::strerror(errno));
+    return kNodeFault;
+  }
+  self[n] = '\0';
+  std::string dir(self);
+  const std::string path = dir.substr(0, dir.rfind('/')) + "/" + program;
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  ::execv(path.c_str(), cargv.data());
+  io.err("accelctl: " + verb + ": cannot run " + path + ": " + std::strerror(errno) + " (accelctl and " + program +
+         " are installed side by side)");
+  return kNodeFault;
+}
+
+}  // namespace
+
 int verbTopology(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
   std::vector<std::string> argv{"accel-agentd", "--print-topology"};
   for (size_t i = 0; i < args.size(); ++i) {
@@ -25,22 +50,29 @@ int verbTopology(const std::vector<std::string>& args, const GlobalOptions& g, c
     }
   }
   if (g.json) argv.push_back("--json");
-  char self[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) {
-    io.err(std::string("accelctl: topology: cannot find my own directory: ") + std::strerror(errno));
-    return kNodeFault;
+  return execBeside("accel-agentd", argv, "topology", io);
+}
+
+// The aggregator's record of job events, read where its database is (the
+// aggregator's host, or a shared path given with --database).
+int verbEvents(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
+  std::vector<std::string> argv{"accel-aggregatord", "events"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    bool takes_value = a == "--job" || a == "--node" || a == "--database";
+    if (takes_value && i + 1 < args.size()) {
+      argv.push_back(a);
+      argv.push_back(args[++i]);
+    } else if (a == "--follow") {
+      argv.push_back(a);
+    } else {
+      io.err("accelctl: events: unexpected argument '" + a +
+             "'; usage: accelctl events [--job ID] [--node NAME] [--follow] [--database PATH] [--json]");
+      return kUsage;
+    }
   }
-  self[n] = '\0';
-  std::string dir(self);
-  const std::string agentd = dir.substr(0, dir.rfind('/')) + "/accel-agentd";
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  ::execv(agentd.c_str(), cargv.data());
-  io.err("accelctl: topology: cannot run " + agentd + ": " + std::strerror(errno) +
-         " (accelctl and accel-agentd are installed side by side)");
-  return kNodeFault;
+  if (g.json) argv.push_back("--json");
+  return execBeside("accel-aggregatord", argv, "events", io);
 }
 
 int verbConfig(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {

@@ -20,6 +20,7 @@ int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, con
 int verbJobs(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbJob(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbTopology(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
+int verbEvents(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbConfig(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 

@@ -54,6 +54,9 @@ void ApplianceWatcher::start() { thread_ = std::thread([this] { run(); }); }
 void ApplianceWatcher::poke() {
   {
     std::lock_guard<std::mutex> g(mu_);
+    // While polling every interval anyway, a prolog or epilog does not cost
+    // an extra appliance call; only an idle watcher is woken.
+    if (polling_) return;
     poked_ = true;
   }
   cv_.notify_all();
@@ -98,6 +101,7 @@ void ApplianceWatcher::run() {
     (void)pollOnce();  // failures are kept in last_error_ and retried next time
     lk.lock();
     poked_ = false;
+    polling_ = any_live;
     auto wake = [this] { return stop_ || poked_; };
     if (any_live) cv_.wait_for(lk, interval_, wake);
     else cv_.wait(lk, wake);  // idle: sleep until a job becomes live

@@ -417,8 +417,44 @@ void Daemon::onAccept() {
       continue;
     }
     ++in_flight_;
-    std::thread(&Daemon::serve, this, std::move(*conn)).detach();
+    dispatch(std::move(*conn));
   }
+}
+
+// Connections go to idle workers; a new worker is started only when none is
+// idle (at most kMaxInFlight exist, since each serves one connection at a
+// time). Reusing threads keeps thread creation off the hook's path.
+void Daemon::dispatch(ipc::Socket conn) {
+  std::unique_lock<std::mutex> g(pool_mu_);
+  queue_.push_back(std::move(conn));
+  if (idle_workers_ > 0) {
+    pool_cv_.notify_one();
+    return;
+  }
+  ++workers_;
+  g.unlock();
+  std::thread(&Daemon::worker, this).detach();
+}
+
+// Serves queued connections; leaves after a minute without work (so an idle
+// daemon keeps no spare threads waking up) or when the daemon stops.
+void Daemon::worker() {
+  std::unique_lock<std::mutex> g(pool_mu_);
+  for (;;) {
+    ++idle_workers_;
+    bool work = pool_cv_.wait_for(g, 60s, [this] { return !queue_.empty() || pool_stop_; });
+    --idle_workers_;
+    if (!work || queue_.empty()) break;
+    ipc::Socket conn = std::move(queue_.front());
+    queue_.pop_front();
+    g.unlock();
+    serve(std::move(conn));
+    g.lock();
+  }
+  // Under the lock, and nothing after it: drain() may destroy the daemon as
+  // soon as it sees the count reach zero.
+  --workers_;
+  pool_cv_.notify_all();
 }
 
 void Daemon::reload() {
@@ -444,9 +480,16 @@ void Daemon::reload() {
 }
 
 void Daemon::drain() {
-  std::unique_lock<std::mutex> g(drain_mu_);
-  if (!drained_.wait_for(g, 30s, [this] { return in_flight_.load() == 0; }))
-    log::warning("stop: requests still in flight after 30 s; exiting anyway");
+  {
+    std::unique_lock<std::mutex> g(drain_mu_);
+    if (!drained_.wait_for(g, 30s, [this] { return in_flight_.load() == 0; }))
+      log::warning("stop: requests still in flight after 30 s; exiting anyway");
+  }
+  std::unique_lock<std::mutex> g(pool_mu_);
+  pool_stop_ = true;
+  pool_cv_.notify_all();
+  if (!pool_cv_.wait_for(g, 5s, [this] { return workers_ == 0; }))
+    log::warning("stop: worker threads still busy after 5 s; exiting anyway");
 }
 
 int Daemon::run() {

@@ -38,7 +38,8 @@ class ApplianceWatcher {
   ~ApplianceWatcher();  // stops the thread
 
   void start();
-  // A job became live or ended: poll now rather than at the next interval.
+  // A job became live or ended: poll now if the watcher was idle (with jobs
+  // already live, the next interval's poll sees the change).
   void poke();
   // One poll; what the thread does each interval. Public for tests.
   Status pollOnce();
@@ -62,6 +63,7 @@ class ApplianceWatcher {
   std::map<std::string, appliance::ApplianceJob> tracked_;  // by appliance job id
   std::string last_error_;
   bool poked_ = false;
+  bool polling_ = false;  // the last round had live jobs: the next poll is due anyway
   bool stop_ = false;
   std::thread thread_;
 };

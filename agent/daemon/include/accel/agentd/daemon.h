@@ -3,11 +3,13 @@
 // binds the control socket, and only then reports READY=1. One epoll loop
 // waits on the listening socket, a signalfd (TERM, INT, HUP) and, when
 // systemd asked for it, a watchdog timerfd; when idle it never wakes up.
-// Each accepted connection is served on its own short-lived thread, bounded
-// in number, so a slow vendor call in one job's prolog never delays another.
+// Accepted connections are served by a pool of worker threads (one per
+// connection in flight, bounded, reused, gone after a minute idle), so a
+// slow vendor call in one job's prolog never delays another.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,6 +50,8 @@ class Daemon {
  private:
   Result<agent::Inventory> loadInventory(const AccelConfig& config) const;
   void onAccept();
+  void dispatch(ipc::Socket conn);
+  void worker();
   void serve(ipc::Socket conn);
   void serveOne(ipc::Socket& conn);
   void reload();
@@ -86,6 +90,13 @@ class Daemon {
   bool status_timer_armed_ = false;
   std::chrono::steady_clock::time_point last_status_{};
   std::atomic<int> in_flight_{0};
+  // The worker pool (dispatch/worker): queued connections and its threads.
+  std::mutex pool_mu_;
+  std::condition_variable pool_cv_;
+  std::deque<ipc::Socket> queue_;
+  int workers_ = 0;
+  int idle_workers_ = 0;
+  bool pool_stop_ = false;
   std::mutex drain_mu_;
   std::condition_variable drained_;
 };

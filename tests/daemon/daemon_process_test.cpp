@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <random>
 #include <thread>
@@ -335,6 +337,31 @@ TEST_F(DaemonProcessTest, GpuJobGetsItsNearestNicsAndStatusNamesTheHolder) {
   EXPECT_NE(table.out.find("cuda1     gpu   job 1301"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("cuda3     gpu   free"), std::string::npos) << table.out;
   ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(1301, 4242, "0,1")).exit_code, 0);
+}
+
+// An idle daemon sleeps: no thread wakes up periodically (the watchdog is
+// off here), so its threads' context switches do not grow while nothing
+// happens.
+TEST_F(DaemonProcessTest, IdleDaemonDoesNotWakeUp) {
+  startOrFail();
+  ASSERT_EQ(h_.ctl({"status"}).exit_code, 0);
+  auto switches = [&] {
+    long total = 0;
+    std::string tasks = "/proc/" + std::to_string(h_.pid()) + "/task";
+    for (const auto& t : std::filesystem::directory_iterator(tasks)) {
+      std::ifstream in(t.path() / "status");
+      std::string line;
+      while (std::getline(in, line))
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
+          total += std::stol(line.substr(line.find(':') + 1));
+    }
+    return total;
+  };
+  std::this_thread::sleep_for(1500ms);  // the status update after the request settles
+  long before = switches();
+  std::this_thread::sleep_for(3s);
+  long woke = switches() - before;
+  EXPECT_LE(woke, 2) << "threads of an idle daemon woke up " << woke << " times in 3 s";
 }
 
 }  // namespace

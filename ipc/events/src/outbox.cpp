@@ -16,6 +16,10 @@ namespace {
 constexpr int kSendBatch = 4096;        // envelopes per loop turn, so acks are read in between
 constexpr uint64_t kMaxInFlight = 50000;  // unacknowledged envelopes handed to zmq
 constexpr int kPollMs = 50;
+// With nothing in flight there is nothing to time out: sleep until publish(),
+// an ack, a link event or the stop wakes the sender (the bound is only a
+// safety net), so an idle agent does not wake up 20 times a second.
+constexpr int kIdlePollMs = 60000;
 
 int64_t clockNs(clockid_t id) {
   timespec ts{};
@@ -92,7 +96,8 @@ class Outbox::Sender {
       items.push_back({sock_->handle(), 0, static_cast<short>(ZMQ_POLLIN | (blocked ? ZMQ_POLLOUT : 0)), 0});
       items.push_back({monitor_->handle(), 0, ZMQ_POLLIN, 0});
     }
-    zmq::poll(items, std::chrono::milliseconds(state == Sending::kMore ? 0 : kPollMs));
+    int wait_ms = state == Sending::kMore ? 0 : (blocked || in_flight_ > 0 || pending_) ? kPollMs : kIdlePollMs;
+    zmq::poll(items, std::chrono::milliseconds(wait_ms));
     if (!sock_) return;
     readAcks();
     readMonitor();

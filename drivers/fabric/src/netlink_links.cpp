@@ -238,7 +238,11 @@ Result<std::vector<RouteEntry>> NetlinkLinks::routes() {
     std::vector<RouteEntry> out;
     err = nl_rtgen_request(sock_, RTM_GETROUTE, AF_INET, NLM_F_DUMP);
     if (err < 0) break;
-    std::unique_ptr<nl_cb, Releaser<nl_cb, nl_cb_put>> cb(nl_cb_clone(nl_socket_get_cb(sock_)));
+    // nl_socket_get_cb takes a reference of the socket's callbacks: give it
+    // back once cloned, or the socket's set is never freed.
+    nl_cb* base = nl_socket_get_cb(sock_);
+    std::unique_ptr<nl_cb, Releaser<nl_cb, nl_cb_put>> cb(nl_cb_clone(base));
+    nl_cb_put(base);
     ACCEL_CHECK(cb != nullptr);
     nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, collectRoute, &out);
     err = nl_recvmsgs(sock_, cb.get());

@@ -2,6 +2,9 @@
 // decoding switches on the union tag after the verifier has passed.
 #include "accel/events/codec.h"
 
+#include <cstddef>
+#include <cstdint>
+
 #include <flatbuffers/flatbuffers.h>
 
 #include "accel/schemas/events_generated.h"
@@ -146,6 +149,17 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
   }
 }
 
+// FlatBuffers reads its offsets in place and wants them aligned; a ZeroMQ
+// frame or a spool record may start anywhere, so such bytes are copied
+// (only when misaligned, and never more than an envelope may hold).
+std::span<const uint8_t> aligned(std::span<const uint8_t> input, std::vector<uint8_t>& store) {
+  if (reinterpret_cast<uintptr_t>(input.data()) % alignof(std::max_align_t) == 0 ||
+      input.size() > kMaxEnvelopeBytes)
+    return input;
+  store.assign(input.begin(), input.end());
+  return store;
+}
+
 Result<const fb::Envelope*> verified(std::span<const uint8_t> bytes) {
   if (bytes.size() > kMaxEnvelopeBytes)
     return Error(ErrorCode::kParse, "envelope of " + std::to_string(bytes.size()) + " bytes is over the limit");
@@ -175,7 +189,9 @@ std::vector<uint8_t> encode(const Header& header, const Event& event) {
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }
 
-Result<Envelope> decode(std::span<const uint8_t> bytes) {
+Result<Envelope> decode(std::span<const uint8_t> input) {
+  std::vector<uint8_t> store;
+  auto bytes = aligned(input, store);
   auto env = verified(bytes);
   if (!env.ok()) return env.error();
   Envelope out;
@@ -185,7 +201,9 @@ Result<Envelope> decode(std::span<const uint8_t> bytes) {
   return out;
 }
 
-Result<Header> decodeHeader(std::span<const uint8_t> bytes) {
+Result<Header> decodeHeader(std::span<const uint8_t> input) {
+  std::vector<uint8_t> store;
+  auto bytes = aligned(input, store);
   auto env = verified(bytes);
   if (!env.ok()) return env.error();
   return headerOf(**env);
@@ -197,8 +215,10 @@ std::vector<uint8_t> encodeAck(const Ack& ack) {
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }
 
-Result<Ack> decodeAck(std::span<const uint8_t> bytes) {
-  if (bytes.size() > 1024) return Error(ErrorCode::kParse, "ack too large");
+Result<Ack> decodeAck(std::span<const uint8_t> input) {
+  if (input.size() > 1024) return Error(ErrorCode::kParse, "ack too large");
+  std::vector<uint8_t> store;
+  auto bytes = aligned(input, store);
   flatbuffers::Verifier v(bytes.data(), bytes.size(), kMaxDepth, 16);
   if (!v.VerifyBuffer<fb::Ack>(kAckIdentifier)) return Error(ErrorCode::kParse, "not a valid ack");
   const auto* a = flatbuffers::GetRoot<fb::Ack>(bytes.data());

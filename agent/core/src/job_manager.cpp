@@ -282,35 +282,36 @@ static Status updateLive(std::map<uint32_t, JobRecord>& records, JobStore& store
   return store.save(it->second);
 }
 
-Status JobManager::taskStarted(uint32_t job_id, const TaskRef& task) {
-  bool changed = false;
+// Changes a live job's record under the lock: `change` returns whether the
+// record changed (it is then persisted) and sets `tell` when the limit
+// enforcer must look at the job again, which happens once the lock is free.
+template <typename F>
+Status JobManager::changeLive(uint32_t job_id, F change) {
+  bool tell = false;
   Status s;
   {
     std::lock_guard<std::mutex> g(mu_);
-    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
-      for (const auto& t : r.tasks)
-        if (t.pid == task.pid && t.start_ticks == task.start_ticks) return false;
-      r.tasks.push_back(task);
-      return changed = true;
-    });
+    s = updateLive(records_, store_, job_id, [&](JobRecord& r) { return change(r, tell); });
   }
-  if (changed && budget_listener_) budget_listener_();  // the enforcer's view of the tasks
+  if (tell && budget_listener_) budget_listener_();
   return s;
 }
 
+Status JobManager::taskStarted(uint32_t job_id, const TaskRef& task) {
+  return changeLive(job_id, [&](JobRecord& r, bool& tell) {  // the enforcer signals these tasks
+    for (const auto& t : r.tasks)
+      if (t.pid == task.pid && t.start_ticks == task.start_ticks) return false;
+    r.tasks.push_back(task);
+    return tell = true;
+  });
+}
+
 Status JobManager::taskExited(uint32_t job_id, int32_t pid) {
-  bool changed = false;
-  Status s;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
-      auto n = r.tasks.size();
-      std::erase_if(r.tasks, [&](const TaskRef& t) { return t.pid == pid; });
-      return changed = n != r.tasks.size();
-    });
-  }
-  if (changed && budget_listener_) budget_listener_();
-  return s;
+  return changeLive(job_id, [&](JobRecord& r, bool& tell) {
+    auto n = r.tasks.size();
+    std::erase_if(r.tasks, [&](const TaskRef& t) { return t.pid == pid; });
+    return tell = n != r.tasks.size();
+  });
 }
 
 // SLURM_EXTERN_CONT: the step that adopts processes for the job's whole
@@ -325,49 +326,28 @@ static bool noteSteps(JobRecord& r, int64_t now_ns) {
 }
 
 Status JobManager::stepStarted(uint32_t job_id, uint32_t step_id) {
-  bool budget_changed = false;
-  Status s;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
-      if (std::find(r.steps.begin(), r.steps.end(), step_id) != r.steps.end()) return false;
-      r.steps.push_back(step_id);
-      budget_changed = noteSteps(r, now_());
-      return true;
-    });
-  }
-  if (budget_changed && budget_listener_) budget_listener_();
-  return s;
+  return changeLive(job_id, [&](JobRecord& r, bool& tell) {
+    if (std::find(r.steps.begin(), r.steps.end(), step_id) != r.steps.end()) return false;
+    r.steps.push_back(step_id);
+    tell = noteSteps(r, now_());
+    return true;
+  });
 }
 
 Status JobManager::stepEnded(uint32_t job_id, uint32_t step_id) {
-  bool budget_changed = false;
-  Status s;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
-      auto n = r.steps.size();
-      std::erase(r.steps, step_id);
-      std::erase_if(r.tasks, [&](const TaskRef& t) { return t.step_id == step_id; });
-      if (n == r.steps.size()) return false;
-      noteSteps(r, now_());
-      budget_changed = true;  // its tasks went too
-      return true;
-    });
-  }
-  if (budget_changed && budget_listener_) budget_listener_();
-  return s;
+  return changeLive(job_id, [&](JobRecord& r, bool& tell) {
+    auto n = r.steps.size();
+    std::erase(r.steps, step_id);
+    std::erase_if(r.tasks, [&](const TaskRef& t) { return t.step_id == step_id; });
+    if (n == r.steps.size()) return false;
+    noteSteps(r, now_());
+    tell = true;  // its tasks went too
+    return true;
+  });
 }
 
 Status JobManager::applianceJobSeen(uint32_t job_id, const appliance::ApplianceJob& job) {
-  bool budget_changed = false;
-  Status s;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    s = updateLive(records_, store_, job_id, [&](JobRecord& r) { return budget_changed = noteApplianceJob(r.budget, job); });
-  }
-  if (budget_changed && budget_listener_) budget_listener_();
-  return s;
+  return changeLive(job_id, [&](JobRecord& r, bool& tell) { return tell = noteApplianceJob(r.budget, job); });
 }
 
 Status JobManager::limitActionTaken(uint32_t job_id, LimitAction action, int64_t at_ns) {
@@ -396,18 +376,11 @@ Result<bool> JobManager::claimSurrogate(uint32_t job_id, const std::string& appl
 }
 
 Status JobManager::surrogateStepStarted(uint32_t job_id, uint32_t step_id) {
-  bool changed = false;
-  Status s;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
-      if (std::find(r.surrogate_steps.begin(), r.surrogate_steps.end(), step_id) != r.surrogate_steps.end()) return false;
-      r.surrogate_steps.push_back(step_id);
-      return changed = true;
-    });
-  }
-  if (changed && budget_listener_) budget_listener_();  // whom the warning spares
-  return s;
+  return changeLive(job_id, [&](JobRecord& r, bool& tell) {  // whom the warning spares
+    if (std::find(r.surrogate_steps.begin(), r.surrogate_steps.end(), step_id) != r.surrogate_steps.end()) return false;
+    r.surrogate_steps.push_back(step_id);
+    return tell = true;
+  });
 }
 
 LimitPolicy limitPolicy(const JobRequestSpec& spec, int64_t grace_ns) {

@@ -111,6 +111,8 @@ class JobManager {
   Status runSetUp(JobRecord& rec, size_t* done);
   Status runTearDown(const JobRecord& rec, size_t from);
   Status saveLocked(const JobRecord& rec);
+  template <typename F>
+  Status changeLive(uint32_t job_id, F change);
   void noteErrorLocked(const std::string& message);
   void forgetOrKeepFailedLocked(JobRecord rec, const Error& why);
   void deviceEnvLocked(JobRecord& rec) const;

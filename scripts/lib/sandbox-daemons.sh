@@ -116,11 +116,11 @@ ctld_knows_user() {
 # Jobs recovered from the state file belong to an earlier run that was not shut down with
 # `down` (which cancels them); their processes are gone, so they are cancelled here rather than
 # left holding the node. The state is kept otherwise: job ids keep rising, so a job id never
-# names two different jobs in sacct.
+# names two different jobs in sacct. `restart slurmctld` sets SB_KEEP_JOBS: its jobs still run.
 start_slurmctld() {
     spawn slurmctld slurmctld -D
     wait_until "$TIMEOUT" "slurmctld to answer" scontrol ping || return 1
-    cancel_all_jobs "left from an earlier run"
+    [[ ${SB_KEEP_JOBS:-} == yes ]] || cancel_all_jobs "left from an earlier run"
 }
 
 # --- aggregatord (accel-aggregatord) ------------------------------------------------------------
@@ -182,8 +182,12 @@ start_agentd() {
     chmod 0755 "$SB_RUN" "$SB_RUN/accel"
     [[ -x $BUILD_DIR/hw_mock/bin/vipu ]] ||
         die "the fake vendor clients are not built in $BUILD_DIR/hw_mock (build with tests on)"
-    spawn agentd ACCEL_HW_MOCK_STATE="$SB_MOCK" bash "$SCRIPT_DIR/lib/supervise" "$AGENT_PIDFILE" \
-        "$agentd" --config "$SB_ETC/accel.conf"
+    # ACCEL_SANDBOX_AGENT_ENV: VAR=VALUE words added to the agent's environment, for fault
+    # tests that run it alone under, say, libfaketime (`restart agentd` with it set).
+    local -a extra=()
+    read -ra extra <<<"${ACCEL_SANDBOX_AGENT_ENV:-}"
+    spawn agentd ACCEL_HW_MOCK_STATE="$SB_MOCK" "${extra[@]}" bash "$SCRIPT_DIR/lib/supervise" \
+        "$AGENT_PIDFILE" "$agentd" --config "$SB_ETC/accel.conf"
     wait_until "$TIMEOUT" "accel-agentd to answer" \
         "$BUILD_DIR/bin/accelctl" --config "$SB_ETC/accel.conf" status
 }

@@ -8,11 +8,11 @@
 #  - the fabric namespace is exactly as before (addresses, routes, links);
 #  - no process of the test user, no slurmstepd of the jobs, no vendor client (the fakes of
 #    this build) and no child of the agent;
-#  - the agent's spool is drained, and the aggregator's store holds every sequence number of
-#    every agent epoch since the scenario began exactly once, each job's lifecycle events
-#    (prolog_started, prolog_finished, epilog_finished) exactly once (an epilog that failed
-#    and ran again adds its own failed epilog_finished, which a scenario declares in
-#    FAULT_EPILOGS), and one agent_started for each start of the agent.
+#  - the agent's spool is drained, it dropped no event, and the aggregator's store holds
+#    every sequence number of every agent epoch since the scenario began exactly once, each
+#    job's lifecycle events (prolog_started, prolog_finished, epilog_finished) exactly once
+#    (an epilog that failed and ran again adds its own failed epilog_finished, which a
+#    scenario declares in FAULT_EPILOGS), and one agent_started for each start of the agent.
 # Random choices come from one seed, printed first: ACCEL_FAULTS_SEED=N replays a run.
 # Every wait is bounded; every fault is undone on exit, pass or fail.
 # shellcheck source=tests/integration/lib.sh
@@ -216,6 +216,64 @@ faults_expect_drained() {
     done
 }
 
+# --- full disks ------------------------------------------------------------------------------
+# faults_small_fs moves a directory of the agent onto a small tmpfs (with the agent stopped),
+# so it can be filled without touching the machine's disks; faults_restore_fs undoes it.
+FAULT_FS_MOUNTED=()
+FAULT_FS_SAVE=
+
+faults_agent_on_small_fs() {
+    FAULT_FS_SAVE=$(mktemp -d /tmp/faults-disk.XXXXXX)
+    "$SANDBOX_SCRIPT" stop agentd >/dev/null || fail "cannot stop accel-agentd"
+    faults_on_exit faults_restore_fs
+    while (($#)); do
+        faults_small_fs "$1" "$2"
+        shift 2
+    done
+    "$SANDBOX_SCRIPT" up >/dev/null || fail "accel-agentd did not start on the small file systems"
+    FAULT_AGENT_STARTS=$((FAULT_AGENT_STARTS + 1))
+    accelctl status >/dev/null || fail "accel-agentd does not answer"
+}
+
+
+# faults_small_fs DIR SIZE: puts DIR on a tmpfs of SIZE holding a copy of DIR's contents.
+faults_small_fs() {
+    local dir=$1 copy
+    copy=$FAULT_FS_SAVE/$(tr / _ <<<"$dir")
+    mkdir -p "$copy"
+    cp -a "$dir/." "$copy/" || fail "cannot copy $dir"
+    mount -t tmpfs -o "size=$2,mode=$(stat -c %a "$dir")" faults-disk-full "$dir" || fail "cannot mount a tmpfs on $dir"
+    FAULT_FS_MOUNTED+=("$dir")
+    cp -a "$copy/." "$dir/" || fail "$dir's contents do not fit on a $2 tmpfs"
+    log "$dir is on a $2 tmpfs"
+}
+
+# Copies what the agent wrote back to the real directories (the spool may hold events not yet
+# sent, and the epoch must never go back), unmounts, and starts the agent as before.
+faults_restore_fs() {
+    local dir copy kept=no
+    "$SANDBOX_SCRIPT" stop agentd >/dev/null || true
+    for dir in "${FAULT_FS_MOUNTED[@]}"; do
+        mountpoint -q "$dir" || continue
+        rm -f "$dir/filler"
+        copy=$FAULT_FS_SAVE/after$(tr / _ <<<"$dir")
+        if ! { mkdir -p "$copy" && cp -a "$dir/." "$copy/" && umount "$dir" &&
+            find "$dir" -mindepth 1 -delete && cp -a "$copy/." "$dir/"; }; then
+            printf '%s: could not restore %s (a copy is in %s)\n' "$TEST_NAME" "$dir" "$copy" >&2
+            kept=yes
+        fi
+    done
+    "$SANDBOX_SCRIPT" up >/dev/null || printf '%s: slurm-sandbox up failed\n' "$TEST_NAME" >&2
+    [[ $kept == yes ]] || rm -rf "$FAULT_FS_SAVE"
+}
+
+# faults_fill DIR: writes a filler file until the tmpfs under DIR is full.
+faults_fill() {
+    dd if=/dev/zero of="$1/filler" bs=4k status=none 2>/dev/null || true
+    expect_eq "free space on $1 after filling it" 0 "$(df --output=avail -B1 "$1" | tail -n 1 | tr -d ' ')"
+}
+faults_unfill() { rm -f "$1/filler"; }
+
 # --- the checks ------------------------------------------------------------------------------
 faults_netns_snapshot() {
     local ns=$ACCEL_SANDBOX_NETNS
@@ -276,6 +334,8 @@ faults_check_events() {
         sleep 0.2
     done
     log "agent events: $events"
+    # Events refused by a full spool get no sequence number: only the agent's count shows them.
+    [[ $events != *dropped* ]] || fail "the agent dropped events: $events"
     epoch=$(faults_agent_epoch)
     # Every epoch since the scenario began: sequence numbers 1..max, each stored once.
     bad=$(faults_sql "SELECT epoch, count(*), count(DISTINCT seq), min(seq), max(seq) FROM events

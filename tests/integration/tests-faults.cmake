@@ -11,7 +11,9 @@ set(accel_fault_scenarios
     faults_agent_kill_hooks
     faults_aggregator_kill
     faults_vipu
-    faults_slurmctld_restart)
+    faults_slurmctld_restart
+    faults_disk_full_spool
+    faults_disk_full_state)
 foreach(scenario IN LISTS accel_fault_scenarios)
   accel_integration_test(${scenario})
   set_tests_properties(integration.${scenario} PROPERTIES
@@ -26,3 +28,9 @@ endforeach()
 # after a kill during a hook the store keeps prolog_started alone, the job never gets an
 # epilog_finished nor an accel= summary in AdminComment. Everything else of the scenario holds.
 set_tests_properties(integration.faults_agent_kill_hooks PROPERTIES DISABLED TRUE)
+
+# Disabled until events survive a full file system under the spool: Outbox::publish
+# (ipc/events/src/outbox.cpp) drops an event the spool cannot append (ENOSPC), lifecycle
+# priority included, and only counts it ("dropped 0 telemetry/26 lifecycle" for a job's ten
+# steps); they get no sequence number, so the aggregator cannot notice the hole.
+set_tests_properties(integration.faults_disk_full_spool PROPERTIES DISABLED TRUE)

@@ -1,12 +1,15 @@
-// Outbox = spool + one sender thread. The sender is the only code that talks
-// to ZeroMQ; cppzmq exceptions stop here and become counters and link state.
+// Outbox = spool + a sender thread + a syncer thread. The sender is the only
+// code that talks to ZeroMQ; cppzmq exceptions stop here and become counters
+// and link state. The syncer is the only code that fdatasyncs the spool.
 #include "accel/events/outbox.h"
 
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <zmq.hpp>
 
@@ -29,28 +32,50 @@ int64_t clockNs(clockid_t id) {
 
 }  // namespace
 
-// Owns the DEALER socket, its monitor and the send cursor.
+// Owns the DEALER socket, its monitor and the send cursor (the sender
+// thread), and the spool's fdatasync (the syncer thread). The two are apart
+// so that the sender never waits on the disk: while the syncer makes the
+// newest events durable, the sender streams those synced before and reads
+// acknowledgements. The syncer wakes the sender after every sync.
 class Outbox::Sender {
  public:
   Sender(const OutboxOptions& o, Spool& spool) : o_(o), spool_(spool), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     ACCEL_CHECK(wake_fd_ >= 0);
+    syncer_ = std::thread([this] { syncLoop(); });
     thread_ = std::thread([this] { run(); });
   }
   ~Sender() {
     stop_ = true;
     wake();
     thread_.join();
+    {
+      std::lock_guard lock(sync_mu_);
+      sync_stop_ = true;
+    }
+    sync_cv_.notify_one();
+    syncer_.join();  // its last sync covers every append made so far
     ::close(wake_fd_);
   }
   void wake() {
     uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof one);
   }
+  using Clock = std::chrono::steady_clock;
+  // After an append: the syncer makes it durable, then the sender sends it.
+  void appended() {
+    {
+      std::lock_guard lock(sync_mu_);
+      if (sync_due_) return;
+      sync_due_ = Clock::now() + o_.sync_delay;
+    }
+    sync_cv_.notify_one();
+  }
   void fill(OutboxStats& s) const {
     s.sent = sent_;
     s.acked = acked_;
     s.reconnects = reconnects_;
     s.io_errors = io_errors_;
+    s.syncs = syncs_;
     s.link_up = link_up_;
   }
 
@@ -62,6 +87,30 @@ class Outbox::Sender {
     } catch (const zmq::error_t&) {
       // Only context termination gets here; the outbox is being destroyed.
     }
+  }
+
+  // Sleeps until something is appended (never wakes while idle), lets the
+  // appends of the next sync_delay share one fdatasync, syncs, wakes the
+  // sender. A failed sync is retried a second later.
+  void syncLoop() {
+    std::unique_lock lock(sync_mu_);
+    while (true) {
+      sync_cv_.wait(lock, [this] { return sync_due_.has_value() || sync_stop_; });
+      if (sync_stop_) break;
+      sync_cv_.wait_until(lock, *sync_due_, [this] { return sync_stop_; });
+      if (sync_stop_) break;
+      sync_due_.reset();
+      lock.unlock();
+      bool ok = spool_.sync().ok();
+      ++syncs_;
+      if (ok) wake();
+      lock.lock();
+      if (!ok) {
+        ++io_errors_;
+        if (!sync_due_) sync_due_ = Clock::now() + std::chrono::seconds(1);
+      }
+    }
+    lock.unlock();
     if (!spool_.sync().ok()) ++io_errors_;
   }
 
@@ -88,7 +137,6 @@ class Outbox::Sender {
 
   void turn() {
     drainWake();
-    if (!spool_.sync().ok()) ++io_errors_;
     Sending state = sock_ ? sendSome() : Sending::kIdle;
     const bool blocked = state == Sending::kBlocked;
     std::vector<zmq::pollitem_t> items{{nullptr, wake_fd_, ZMQ_POLLIN, 0}};
@@ -187,9 +235,13 @@ class Outbox::Sender {
   std::optional<std::vector<uint8_t>> pending_;
   uint64_t in_flight_ = 0;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
-  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, io_errors_{0};
+  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, io_errors_{0}, syncs_{0};
   std::atomic<bool> link_up_{false};
-  std::thread thread_;  // last: starts after every member above exists
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  std::optional<Clock::time_point> sync_due_;  // set: appends wait for a sync, due then
+  bool sync_stop_ = false;
+  std::thread syncer_, thread_;  // last: start after every member above exists
 };
 
 Outbox::Outbox(OutboxOptions options) : options_(std::move(options)) {}
@@ -233,7 +285,7 @@ Status Outbox::publish(const Event& event) {
   ++next_seq_;
   lock.unlock();
   ++published_;
-  sender_->wake();
+  sender_->appended();
   return okStatus();
 }
 

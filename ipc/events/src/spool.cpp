@@ -124,7 +124,7 @@ Status Spool::startSegment(uint64_t id) {
   std::string path = segmentPath(id);
   int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return sysError("create " + path, errno);
-  segments_.push_back({id, fd, 0, 0});
+  segments_.push_back({id, fd, 0, 0, false});
   if (segments_.size() == 1) head_ = {id, 0};
   return okStatus();
 }
@@ -154,19 +154,34 @@ Result<Appended> Spool::append(const RecordMeta& meta, std::span<const uint8_t> 
   return Appended::kStored;
 }
 
+// The fds stay valid without the lock: a segment is closed only once all of
+// it is acknowledged, so never while it has unsynced bytes.
 Status Spool::sync() {
   std::vector<std::pair<int, uint64_t>> todo;  // fd, size to mark synced
+  std::vector<uint64_t> unnamed;               // segments whose name is not yet durable
   {
     std::lock_guard lock(mu_);
-    for (const auto& s : segments_)
+    for (const auto& s : segments_) {
       if (s.synced < s.size) todo.emplace_back(s.fd, s.size);
+      if (!s.named) unnamed.push_back(s.id);
+    }
   }
   for (auto [fd, size] : todo)
     if (::fdatasync(fd) != 0) return sysError("spool fdatasync", errno);
+  if (!unnamed.empty()) {
+    int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return sysError("open " + dir_, errno);
+    int rc = ::fsync(dir);
+    int err = errno;
+    ::close(dir);
+    if (rc != 0) return sysError("spool directory fsync", err);
+  }
   std::lock_guard lock(mu_);
-  for (auto& s : segments_)
+  for (auto& s : segments_) {
     for (auto [fd, size] : todo)
       if (s.fd == fd) s.synced = std::max(s.synced, size);
+    if (std::find(unnamed.begin(), unnamed.end(), s.id) != unnamed.end()) s.named = true;
+  }
   return okStatus();
 }
 

@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "accel/common/safe_file.h"
 #include "accel/events/curve_keys.h"
@@ -235,6 +237,41 @@ TEST_F(SpoolTest, OutboxEpochRisesAcrossRestarts) {
   EXPECT_EQ((*box)->epoch(), first + 1);
   EXPECT_EQ((*box)->stats().recovered, 1u);
   EXPECT_EQ((*box)->stats().backlog, 1u);
+}
+
+// Group commit: appends made while a sync is due wait for it together, and
+// stopping the outbox cuts the wait short with a final sync.
+TEST_F(SpoolTest, OutboxAppendsWaitTogetherForOneSyncAndStopSyncsThem) {
+  OutboxOptions o;
+  o.node = "n1";
+  o.spool_dir = dir_;
+  o.sync_delay = std::chrono::hours(1);
+  {
+    auto box = Outbox::start(o);
+    ASSERT_TRUE(box.ok()) << box.error().message();
+    for (uint32_t i = 1; i <= 20; ++i) ASSERT_TRUE((*box)->publish(TaskStarted{i, 0, i, 1}).ok());
+    EXPECT_EQ((*box)->stats().syncs, 0u);  // the one sync they wait for is an hour away
+    EXPECT_EQ((*box)->stats().backlog, 20u);
+  }  // returns at once (a test that hangs here fails by its timeout)
+  auto box = Outbox::start(o);
+  ASSERT_TRUE(box.ok());
+  EXPECT_EQ((*box)->stats().recovered, 20u);
+}
+
+TEST_F(SpoolTest, OutboxSyncsAppendsWithoutBeingAsked) {
+  OutboxOptions o;
+  o.node = "n1";
+  o.spool_dir = dir_;
+  o.sync_delay = std::chrono::microseconds(0);
+  auto box = Outbox::start(o);
+  ASSERT_TRUE(box.ok()) << box.error().message();
+  EXPECT_EQ((*box)->stats().syncs, 0u);  // nothing appended: the syncer sleeps
+  ASSERT_TRUE((*box)->publish(AgentStarted{"x", 0}).ok());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((*box)->stats().syncs == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_GE((*box)->stats().syncs, 1u);
+  EXPECT_EQ((*box)->stats().io_errors, 0u);
 }
 
 TEST_F(SpoolTest, SecretKeyReadableByOthersIsRefusedByName) {

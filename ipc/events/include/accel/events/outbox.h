@@ -41,6 +41,10 @@ struct OutboxOptions {
   // starts again from the oldest unacknowledged event (the aggregator drops
   // the duplicates this may produce).
   std::chrono::milliseconds ack_timeout{10000};
+  // Group commit: the spool is fdatasync'ed this long after the first append
+  // that waits for it, so that the appends in between share the sync. An
+  // event is sent only once synced, so this adds to its latency.
+  std::chrono::microseconds sync_delay{1000};
 };
 
 struct OutboxStats {
@@ -56,6 +60,7 @@ struct OutboxStats {
   uint64_t recovery_dropped_bytes = 0;
   uint64_t reconnects = 0;     // connections lost
   uint64_t io_errors = 0;      // spool read or sync failures in the sender
+  uint64_t syncs = 0;          // fdatasyncs of the spool (appends share them)
   bool link_up = false;        // CURVE handshake done, connection alive
 };
 
@@ -72,8 +77,8 @@ class Outbox {
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
 
-  // Thread-safe; appends to the spool (no fsync, no network) and wakes the
-  // sender. A telemetry event that does not fit is dropped and counted
+  // Thread-safe; appends to the spool (no fsync, no network) and hands the
+  // sync to the syncer thread. A telemetry event that does not fit is dropped and counted
   // (success is returned: dropping it is the policy). A lifecycle event that
   // does not fit, or any write failure, is an error (kUnavailable / kIo) that
   // the caller must report.

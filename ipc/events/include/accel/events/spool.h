@@ -4,8 +4,9 @@
 // directory hold records (spool_format.h); a segment is deleted once all of
 // its records are acknowledged.
 //
-// Threads: append() may be called from any thread; sync(), next() and
-// acknowledge() belong to the single sender thread.
+// Threads: append() may be called from any thread; sync() belongs to one
+// thread (the outbox's syncer), next() and acknowledge() to one thread (the
+// outbox's sender), which may be another.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -69,7 +70,9 @@ class Spool {
   // stays for lifecycle events. Errors: kIo.
   Result<Appended> append(const RecordMeta& meta, std::span<const uint8_t> payload);
 
-  // fdatasync of everything appended so far; afterwards next() can return it.
+  // fdatasync of everything appended so far (and of the directory when a
+  // segment was started since: a record is not durable while its file's name
+  // is not); afterwards next() can return it.
   Status sync();
 
   // The record at `pos` if it is synced, advancing `pos` past it; nullopt when
@@ -94,6 +97,7 @@ class Spool {
     int fd = -1;
     uint64_t size = 0;
     uint64_t synced = 0;
+    bool named = true;  // false: created since the last sync of the directory
   };
   Spool(std::string dir, uint64_t max_bytes, uint64_t segment_bytes);
   Status recover();

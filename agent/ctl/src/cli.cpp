@@ -16,23 +16,65 @@ struct Verb {
   const char* name;
   const char* args;
   const char* summary;
+  const char* details;  // the verb's own --help: what it does, each option, exit codes worth knowing
   VerbFn run;
 };
 
 // The one table of verbs: dispatch and help both come from it.
 constexpr Verb kVerbs[] = {
-    {"prolog", "", "make this job ready (run by slurmd as Prolog=; reads SLURM_* variables)", verbProlog},
-    {"epilog", "", "remove everything of this job (run by slurmd as Epilog=)", verbEpilog},
-    {"status", "[--json]", "is this node healthy: daemon, config, topology, jobs, devices, errors", verbStatus},
-    {"jobs", "[--json]", "jobs on this node (a user sees only its own)", verbJobs},
-    {"job", "ID [--json]", "one job: state, devices, directory, task environment", verbJob},
+    {"prolog", "", "make this job ready (run by slurmd as Prolog=; reads SLURM_* variables)",
+     "Run by slurmd as Prolog=/usr/sbin/accel-prolog (accelctl under another name), as root or SlurmUser.\n"
+     "Reads SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_GID, SLURM_JOB_USER, SLURM_JOB_GPUS and the SPANK_ACCEL_*\n"
+     "variables of the job's options. Exits 0 unless the node itself is at fault (1: Slurm drains the node).\n"
+     "To run it by hand: SLURM_JOB_ID=ID SLURM_JOB_UID=UID accel-prolog\n",
+     verbProlog},
+    {"epilog", "", "remove everything of this job (run by slurmd as Epilog=)",
+     "Run by slurmd as Epilog=/usr/sbin/accel-epilog, as root or SlurmUser. Idempotent: running it again, or\n"
+     "for a job the daemon never saw, succeeds. To finish a job's cleanup by hand: SLURM_JOB_ID=ID accel-epilog\n",
+     verbEpilog},
+    {"status", "[--json]", "is this node healthy: daemon, config, topology, jobs, devices, errors",
+     "Says at a glance whether the node is healthy (first line 'health ok' or what needs attention), then:\n"
+     "the daemon and since when, accel.conf and when it was read, the topology, the last call to each vendor\n"
+     "client (V-IPU controller, appliance), the link to accel-aggregatord and its backlog, the jobs, which job\n"
+     "holds each accelerator, and the node faults of late with their time. Anyone may run it.\n"
+     "  --json   the same as one JSON object\n",
+     verbStatus},
+    {"jobs", "[--json]", "jobs on this node (a user sees only its own)",
+     "One line per job on this node: id, user, state, when it became ready, its devices.\n"
+     "Users see only their own jobs; root and SlurmUser see every job.\n"
+     "  --json   a JSON array of jobs, each as 'accelctl job ID --json' shows it\n",
+     verbJobs},
+    {"job", "ID [--json]", "one job: state, devices, directory, task environment",
+     "The job's state, devices, directory, the variables its tasks receive and its appliance jobs.\n"
+     "Exit 5 when the job has nothing on this node (or is another user's).\n"
+     "  ID       the Slurm job id\n"
+     "  --json   machine-readable\n",
+     verbJob},
     {"topology", "[--xml FILE] [--json]", "this node's NUMA nodes, accelerators and NICs, as the agent sees them",
+     "What the agent sees of the node (read live through hwloc, as accel-agentd does).\n"
+     "  --xml FILE   read a captured hwloc XML topology instead of this machine\n"
+     "  --json       machine-readable\n",
      verbTopology},
     {"events", "[--job ID] [--node NAME] [--follow] [--database PATH] [--json]",
-     "the aggregator's record of job events (on its host, or from a shared database)", verbEvents},
+     "the aggregator's record of job events (on its host, or from a shared database)",
+     "Reads accel-aggregatord's database (runs 'accel-aggregatord events').\n"
+     "  --job ID          events of one job\n"
+     "  --node NAME       events from one node\n"
+     "  --follow          keep printing new events as they arrive\n"
+     "  --database PATH   the database to read (default: Database in accel-aggregator.conf)\n"
+     "  --json            one JSON object per event\n",
+     verbEvents},
     {"wait-appliance", "JOB ID", "wait for an appliance job of your job; exit 0 if it succeeded (surrogate steps)",
+     "Waits until the appliance job ID of Slurm job JOB ends; exit 0 if it succeeded, 1 if it failed or was\n"
+     "cancelled. The agent runs it as the task of each surrogate step; a job's owner may run it too.\n"
+     "  JOB   the Slurm job id\n"
+     "  ID    the appliance job id, e.g. wsjob-vpd7iavtknrtvgonhe7mog\n",
      verbWaitAppliance},
-    {"config", "check [FILE]", "validate accel.conf (and vipu.conf beside it)", verbConfig},
+    {"config", "check [FILE]", "validate accel.conf (and vipu.conf beside it)",
+     "Checks accel.conf (default: beside slurm.conf) or FILE, and vipu.conf in the same directory; prints\n"
+     "every problem as FILE:LINE: key 'Key': problem and exits 2, or prints 'FILE: ok' and exits 0.\n"
+     "  FILE   the accel.conf to check\n",
+     verbConfig},
 };
 
 std::string usage() {
@@ -41,7 +83,7 @@ std::string usage() {
       "Talks to accel-agentd, the accel-agent node daemon.\n\nverbs:\n";
   for (const auto& v : kVerbs) {
     char line[256];
-    std::snprintf(line, sizeof line, "  %-8s %-22s %s\n", v.name, v.args, v.summary);
+    std::snprintf(line, sizeof line, "  %-14s %-22s %s\n", v.name, v.args, v.summary);
     u += line;
   }
   u += "\noptions:\n"
@@ -52,7 +94,25 @@ std::string usage() {
   return u;
 }
 
+std::string verbUsage(const Verb& v) {
+  return std::string("usage: accelctl [--config FILE] ") + v.name + (*v.args ? " " : "") + v.args + "\n  " +
+         v.summary + "\n\n" + v.details +
+         "  --config FILE   accel.conf to use (default: beside slurm.conf, via SLURM_CONF)\n";
+}
+
+std::string verbList() {
+  std::string l;
+  for (const auto& v : kVerbs) l += std::string(" ") + v.name;
+  return l;
+}
+
 }  // namespace
+
+std::vector<std::string> verbNames() {
+  std::vector<std::string> names;
+  for (const auto& v : kVerbs) names.push_back(v.name);
+  return names;
+}
 
 CliIo processIo() {
   return CliIo{[](const char* n) { return static_cast<const char*>(std::getenv(n)); },
@@ -83,13 +143,10 @@ int runCli(const std::vector<std::string>& args, const CliIo& io) {
   }
   for (const auto& v : kVerbs) {
     if (rest[0] != v.name) continue;
-    if (help) {
-      io.out(std::string("usage: accelctl ") + v.name + " " + v.args + "\n  " + v.summary + "\n");
-      return kOk;
-    }
+    if (help) { io.out(verbUsage(v)); return kOk; }
     return v.run({rest.begin() + 1, rest.end()}, g, io);
   }
-  io.err("accelctl: unknown verb '" + rest[0] + "'; see 'accelctl --help'");
+  io.err("accelctl: unknown verb '" + rest[0] + "'; the verbs are" + verbList() + " (see 'accelctl --help')");
   return kUsage;
 }
 

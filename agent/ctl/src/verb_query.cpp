@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "accel/ctl/client.h"
+#include "accel/ctl/hints.h"
+#include "accel/ctl/status_view.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::ctl {
@@ -27,16 +29,6 @@ std::vector<uint8_t> request(fb::RequestBody kind, uint32_t job_id = 0) {
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : ""; }
 
-std::string timeText(int64_t ns) {
-  if (ns <= 0) return "-";
-  time_t t = static_cast<time_t>(ns / 1'000'000'000);
-  char buf[32];
-  tm tmv{};
-  localtime_r(&t, &tmv);
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tmv);
-  return buf;
-}
-
 json jobJson(const fb::JobInfo* j) {
   json env = json::object();
   if (j->env()) for (const auto* e : *j->env()) env[str(e->name())] = str(e->value());
@@ -54,23 +46,31 @@ json jobJson(const fb::JobInfo* j) {
           {"appliance_jobs", appliance}, {"appliance_seconds", j->appliance_seconds()}};
 }
 
-// Calls the daemon and returns the reply, or prints why not and sets `code`.
+int64_t nowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Calls the daemon and returns the reply, or prints why not and what to do
+// about it, and sets `code`.
 const fb::Reply* ask(const GlobalOptions& g, const CliIo& io, const std::vector<uint8_t>& req,
                      std::vector<uint8_t>* storage, int* code) {
-  auto config = loadConfig(g, io);
-  if (!config.ok()) { io.err("accelctl: " + config.error().message()); *code = kUsage; return nullptr; }
+  auto path = configPath(g, io);
+  auto config = path.ok() ? loadAccelConfig(*path) : Result<AccelConfig>(path.error());
+  if (!config.ok()) { io.err("accelctl: " + configErrorHint(config.error())); *code = kUsage; return nullptr; }
   auto reply = callDaemon(*config, req, config->hook_timeout);
   if (!reply.ok()) {
-    io.err("accelctl: " + reply.error().message() + " (start it with: systemctl start accel-agentd)");
+    io.err("accelctl: " + callErrorHint(reply.error(), config->control_socket, *path));
     *code = exitForCallError(reply.error());
     return nullptr;
   }
   *storage = std::move(*reply);
   const auto* r = flatbuffers::GetRoot<fb::Reply>(storage->data());
   if (r->outcome() != fb::Outcome::Ok) {
-    io.err("accelctl: " + str(r->message()));
     *code = r->outcome() == fb::Outcome::NotFound ? kNotFound
             : r->outcome() == fb::Outcome::PermissionDenied ? kDenied : kNodeFault;
+    io.err("accelctl: " + (*code == kNotFound ? unknownJobHint(str(r->message())) : str(r->message())));
     return nullptr;
   }
   return r;
@@ -94,50 +94,15 @@ void printJobsTable(const std::vector<const fb::JobInfo*>& jobs, const CliIo& io
 
 }  // namespace
 
-// The daemon's "events: link up, ..." without its own label.
-std::string eventsLine(std::string text) {
-  if (text.empty()) return "no outbox";
-  if (text.rfind("events: ", 0) == 0) text.erase(0, 8);
-  return text;
-}
-
 int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
-  if (!args.empty()) { io.err("accelctl: status takes no arguments"); return kUsage; }
+  if (!args.empty()) { io.err("accelctl: status takes no arguments; usage: accelctl status [--json]"); return kUsage; }
   std::vector<uint8_t> buf;
   int code = kOk;
   const auto* r = ask(g, io, request(fb::RequestBody::StatusRequest), &buf, &code);
   if (r == nullptr) return code;
   const auto* s = r->body_as_StatusInfo();
   if (s == nullptr) { io.err("accelctl: the daemon sent no status"); return kNodeFault; }
-  json errors = json::array();
-  if (s->last_errors()) for (const auto* e : *s->last_errors()) errors.push_back(e->str());
-  json use = json::array();
-  if (s->device_use())
-    for (const auto* d : *s->device_use())
-      use.push_back({{"index", d->index()}, {"name", str(d->name())}, {"kind", str(d->kind())},
-                     {"job_id", d->job_id()}});
-  if (g.json) {
-    json j = {{"daemon", "running"}, {"version", str(s->version())}, {"node", str(s->node())},
-              {"started", timeText(s->started_ns())}, {"jobs", s->jobs()}, {"devices_total", s->devices_total()},
-              {"devices_in_use", s->devices_in_use()}, {"topology", str(s->topology_source())},
-              {"config", str(s->config_path())}, {"events", str(s->events())}, {"device_use", use}, {"last_errors", errors}};
-    io.out(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
-    return kOk;
-  }
-  std::ostringstream o;
-  o << "daemon      running (accel-agentd " << str(s->version()) << ", since " << timeText(s->started_ns()) << ")\n"
-    << "node        " << str(s->node()) << "\n"
-    << "config      " << str(s->config_path()) << "\n"
-    << "topology    " << str(s->topology_source()) << "\n"
-    << "jobs        " << s->jobs() << "\n"
-    << "devices     " << s->devices_in_use() << " of " << s->devices_total() << " in use\n"
-    << "events      " << eventsLine(str(s->events())) << "\n";
-  for (const auto& d : use)
-    o << "  " << std::left << std::setw(10) << d["name"].get<std::string>() << std::setw(6) << d["kind"].get<std::string>()
-      << (d["job_id"].get<uint32_t>() ? "job " + std::to_string(d["job_id"].get<uint32_t>()) : std::string("free")) << "\n";
-  if (errors.empty()) o << "errors      none\n";
-  for (const auto& e : errors) o << "error       " << e.get<std::string>() << "\n";
-  io.out(o.str());
+  io.out(g.json ? statusJson(*s, nowNs()) : statusTable(*s, nowNs()));
   return kOk;
 }
 

@@ -131,6 +131,11 @@ void emitPrologFinished(const HandlerContext& ctx, const agent::JobRequestSpec& 
   emit(ctx, std::move(e));
 }
 
+// A node fault answered to a hook, kept with its time for `accelctl status`.
+void noteNodeFault(const HandlerContext& ctx, const std::string& message) {
+  if (ctx.health) ctx.health->nodeFault(message);
+}
+
 std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest* req) {
   if (req->job() == nullptr || req->job()->job_id() == 0) return simple(fb::Outcome::BadRequest, "prolog: no job id");
   auto spec = specOf(*req->job());
@@ -149,6 +154,8 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
     log::error("prolog: job " + std::to_string(spec.job_id) + ": " + r.error().message() +
                (r.error().code() == ErrorCode::kInvalidArgument ? " (the job fails; the node stays up)" : ""));
   if (r.ok() && ctx.jobs_changed) ctx.jobs_changed();
+  if (!r.ok() && outcomeOf(r.error()) == fb::Outcome::NodeFault)
+    noteNodeFault(ctx, "prolog: job " + std::to_string(spec.job_id) + ": " + r.error().message());
   if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
   FlatBufferBuilder fbb(1024);
   auto info = jobInfo(fbb, *r);
@@ -175,24 +182,42 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
   if (ctx.jobs_changed) ctx.jobs_changed();
   if (!s.ok()) {
     log::error("epilog: job " + std::to_string(req->job_id()) + ": " + s.error().message());
+    noteNodeFault(ctx, "epilog: job " + std::to_string(req->job_id()) + ": " + s.error().message());
     return simple(fb::Outcome::NodeFault, s.error().message());
   }
   return simple(fb::Outcome::Ok, "");
 }
 
+flatbuffers::Offset<fb::EventsStatus> eventsStatus(FlatBufferBuilder& fbb, const HandlerContext& ctx) {
+  if (!ctx.outbox_stats) return 0;
+  const auto s = ctx.outbox_stats();
+  return fb::CreateEventsStatusDirect(fbb, ctx.aggregator.c_str(), s.link_up, s.backlog, s.spooled_bytes, s.sent,
+                                      s.acked, s.dropped_telemetry, s.dropped_lifecycle, s.reconnects);
+}
+
 std::vector<uint8_t> onStatus(const HandlerContext& ctx) {
   auto st = ctx.manager->stats();
-  FlatBufferBuilder fbb(1024);
+  const HealthSnapshot health = ctx.health ? ctx.health->snapshot() : HealthSnapshot{};
+  FlatBufferBuilder fbb(2048);
   std::vector<flatbuffers::Offset<fb::DeviceUse>> use;
   for (const auto& d : ctx.manager->deviceUse())
     use.push_back(fb::CreateDeviceUseDirect(fbb, d.index, d.name.c_str(), d.kind.c_str(), d.job_id));
   std::vector<flatbuffers::Offset<flatbuffers::String>> errors;
   for (const auto& e : st.last_errors) errors.push_back(fbb.CreateString(e));
-  auto info = fb::CreateStatusInfoDirect(fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns,
-                                         static_cast<uint32_t>(st.jobs), static_cast<uint32_t>(st.devices_total),
-                                         static_cast<uint32_t>(st.devices_in_use),
-                                         ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
-                                         ctx.events_status ? ctx.events_status().c_str() : nullptr, &use);
+  std::vector<flatbuffers::Offset<fb::ControllerStatus>> controllers;
+  for (const auto& c : health.controllers)
+    controllers.push_back(fb::CreateControllerStatusDirect(fbb, c.name.c_str(), c.client.c_str(), c.call.c_str(),
+                                                           c.at_ns, c.ok, c.error.c_str(), c.last_ok_ns, c.calls,
+                                                           c.failures));
+  std::vector<flatbuffers::Offset<fb::TimedError>> timed;
+  for (const auto& e : health.errors) timed.push_back(fb::CreateTimedErrorDirect(fbb, e.at_ns, e.message.c_str()));
+  auto events = eventsStatus(fbb, ctx);
+  auto info = fb::CreateStatusInfoDirect(
+      fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns, static_cast<uint32_t>(st.jobs),
+      static_cast<uint32_t>(st.devices_total), static_cast<uint32_t>(st.devices_in_use),
+      ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
+      ctx.events_status ? ctx.events_status().c_str() : nullptr, &use, health.config_loaded_ns,
+      health.config_error.c_str(), &controllers, events, &timed);
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo, info.Union()));
 }
 
@@ -289,10 +314,14 @@ std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& call
   if (req->body() == nullptr) return simple(fb::Outcome::BadRequest, "request has no body");
   switch (req->body_type()) {
     case fb::RequestBody::PrologRequest:
-      if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "prolog needs root or SlurmUser");
+      if (!isAdmin(ctx, caller))
+        return simple(fb::Outcome::PermissionDenied,
+                      "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by hand, run it as root");
       return onProlog(ctx, req->body_as_PrologRequest());
     case fb::RequestBody::EpilogRequest:
-      if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "epilog needs root or SlurmUser");
+      if (!isAdmin(ctx, caller))
+        return simple(fb::Outcome::PermissionDenied,
+                      "only root and SlurmUser may run the epilog (slurmd runs it as Epilog=); by hand, run it as root");
       return onEpilog(ctx, req->body_as_EpilogRequest());
     case fb::RequestBody::StatusRequest: return onStatus(ctx);
     case fb::RequestBody::JobsRequest: return onJobs(ctx, caller);

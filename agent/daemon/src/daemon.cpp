@@ -127,6 +127,9 @@ Status Daemon::start() {
       config_.topology_file.value_or(vendors_.topology_xml.value_or("")));
   topo::LoadOptions topo_opts;
   if (!xml.empty()) topo_opts.xml_path = xml;
+  health_->configLoaded();
+  vendors_.ipu = watchCalls(vendors_.ipu, health_);
+  vendors_.appliance = watchCalls(vendors_.appliance, health_);
   auto topology = topo::loadTopology(topo_opts);
   if (!topology.ok()) return topology.error().context("topology");
   agent::Inventory inventory = buildInventory(*topology, xml.empty() ? "live" : xml);
@@ -194,6 +197,9 @@ Status Daemon::start() {
   ACCEL_TRY(addToEpoll(epoll_fd_, listener_.fd()));
   ACCEL_TRY(addToEpoll(epoll_fd_, signal_fd_));
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ctx_.outbox_stats = [this] { return outbox_->stats(); };
+  ctx_.aggregator = config_.aggregator_address.value_or("");
+  ctx_.health = health_.get();
   status_timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (wake_fd_ < 0 || status_timer_fd_ < 0) return sysError("eventfd/timerfd", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, wake_fd_));
@@ -489,16 +495,19 @@ void Daemon::drain() {
   pool_stop_ = true;
   pool_cv_.notify_all();
   if (!pool_cv_.wait_for(g, 5s, [this] { return workers_ == 0; }))
+    health_->configRefused("config not changed: " + config.error().message());
     log::warning("stop: worker threads still busy after 5 s; exiting anyway");
 }
 
 int Daemon::run() {
+      health_->configRefused("topology not changed: " + inventory.error().message());
   for (;;) {
     epoll_event events[8];
     int n = epoll_wait(epoll_fd_, events, 8, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
       log::error(std::string("loop: epoll_wait: ") + std::strerror(errno));
+      health_->configLoaded();
       return 1;
     }
     for (int i = 0; i < n; ++i) {

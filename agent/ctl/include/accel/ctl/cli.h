@@ -33,4 +33,7 @@ CliIo processIo();
 
 int runCli(const std::vector<std::string>& args, const CliIo& io);
 
+// The verbs, in the order of 'accelctl --help' (each has its own --help).
+std::vector<std::string> verbNames();
+
 }  // namespace accel::ctl

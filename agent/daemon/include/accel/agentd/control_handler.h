@@ -18,8 +18,10 @@
 #include <vector>
 
 #include "accel/agent/job_manager.h"
+#include "accel/agentd/node_health.h"
 #include "accel/appliance/appliance.h"
 #include "accel/events/event.h"
+#include "accel/events/outbox.h"
 
 namespace accel::agentd {
 
@@ -49,6 +51,13 @@ struct HandlerContext {
   std::function<void(uint32_t job_id, const std::string& appliance_job)> surrogate_started;
   // One line about the event stream for `accelctl status`; unset: none.
   std::function<std::string()> events_status;
+  // For `accelctl status`: config, vendor calls and node faults with their
+  // time (unset: not shown), the outbox's counters (unset: no outbox) and
+  // where it sends (empty: events are only spooled). Node faults answered
+  // to a hook are noted in `health`.
+  NodeHealth* health = nullptr;
+  std::function<event::OutboxStats()> outbox_stats;
+  std::string aggregator;
 };
 
 // Never fails: a malformed request gets a BadRequest reply.

@@ -1,0 +1,193 @@
+#include "accel/ctl/status_view.h"
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "accel/schemas/control_generated.h"
+
+namespace accel::ctl {
+namespace {
+
+namespace fb = accel::control;
+using nlohmann::json;
+
+std::string str(const flatbuffers::String* s) { return s ? s->str() : ""; }
+
+// "3 min ago" style age; empty for a time in the future or unset.
+std::string ago(int64_t ns, int64_t now_ns) {
+  if (ns <= 0 || now_ns < ns) return "";
+  int64_t s = (now_ns - ns) / 1'000'000'000;
+  if (s < 120) return std::to_string(s) + " s ago";
+  if (s < 7200) return std::to_string(s / 60) + " min ago";
+  if (s < 172800) return std::to_string(s / 3600) + " h ago";
+  return std::to_string(s / 86400) + " days ago";
+}
+
+std::string when(int64_t ns, int64_t now_ns) {
+  std::string a = ago(ns, now_ns);
+  return timeText(ns) + (a.empty() ? "" : " (" + a + ")");
+}
+
+json controllerJson(const fb::ControllerStatus* c) {
+  return {{"name", str(c->name())},         {"client", str(c->client())},
+          {"last_call", str(c->last_call())}, {"last_call_time", timeText(c->last_call_ns())},
+          {"ok", c->ok()},                   {"error", str(c->error())},
+          {"last_ok_time", timeText(c->last_ok_ns())}, {"calls", c->calls()},
+          {"failures", c->failures()}};
+}
+
+json eventsJson(const fb::EventsStatus* e) {
+  if (e == nullptr) return nullptr;
+  return {{"aggregator", str(e->aggregator())}, {"link_up", e->link_up()},
+          {"backlog", e->backlog()},          {"spooled_bytes", e->spooled_bytes()},
+          {"sent", e->sent()},                {"acked", e->acked()},
+          {"dropped_telemetry", e->dropped_telemetry()}, {"dropped_lifecycle", e->dropped_lifecycle()},
+          {"reconnects", e->reconnects()}};
+}
+
+std::string controllerLine(const fb::ControllerStatus* c, int64_t now_ns) {
+  std::string line = str(c->client());
+  if (c->calls() == 0) return line + ": not called since the daemon started";
+  line += ": last call '" + str(c->last_call()) + "' " + (c->ok() ? "ok" : "FAILED") + " at " +
+          when(c->last_call_ns(), now_ns);
+  if (!c->ok()) line += ": " + str(c->error());
+  line += "; " + std::to_string(c->calls()) + " calls, " + std::to_string(c->failures()) + " failed";
+  if (!c->ok() && c->last_ok_ns() > 0) line += ", last success " + timeText(c->last_ok_ns());
+  return line;
+}
+
+std::string eventsLine(const fb::StatusInfo& s) {
+  const auto* e = s.events_status();
+  if (e == nullptr) return s.events() ? str(s.events()) : "no outbox";
+  std::string line = str(e->aggregator()).empty() ? std::string("no aggregator (AggregatorAddress unset): events stay in the spool")
+                                                   : str(e->aggregator()) + ", link " + (e->link_up() ? "up" : "DOWN");
+  line += "; backlog " + std::to_string(e->backlog()) + " events (" + std::to_string(e->spooled_bytes() >> 10) +
+          " KiB) not yet acknowledged; sent " + std::to_string(e->sent()) + ", acked " + std::to_string(e->acked());
+  uint64_t dropped = e->dropped_telemetry() + e->dropped_lifecycle();
+  line += dropped ? ", DROPPED " + std::to_string(e->dropped_lifecycle()) + " lifecycle/" +
+                        std::to_string(e->dropped_telemetry()) + " telemetry"
+                  : ", none dropped";
+  return line;
+}
+
+}  // namespace
+
+std::string timeText(int64_t ns) {
+  if (ns <= 0) return "-";
+  time_t t = static_cast<time_t>(ns / 1'000'000'000);
+  char buf[32];
+  tm tmv{};
+  localtime_r(&t, &tmv);
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tmv);
+  return buf;
+}
+
+std::vector<std::string> statusProblems(const fb::StatusInfo& s, int64_t now_ns) {
+  std::vector<std::string> p;
+  if (!str(s.config_error()).empty())
+    p.push_back("the last reload was refused, the old settings stay: " + str(s.config_error()));
+  if (s.controllers())
+    for (const auto* c : *s.controllers())
+      if (c->calls() > 0 && !c->ok()) p.push_back(str(c->name()) + ": the last call failed: " + str(c->error()));
+  if (const auto* e = s.events_status()) {
+    if (!str(e->aggregator()).empty() && !e->link_up())
+      p.push_back("aggregator " + str(e->aggregator()) + " not reached; " + std::to_string(e->backlog()) +
+                  " events wait in the spool");
+    if (e->dropped_lifecycle() + e->dropped_telemetry() > 0)
+      p.push_back(std::to_string(e->dropped_lifecycle() + e->dropped_telemetry()) +
+                  " events dropped (EventSpoolMaxSize reached)");
+  }
+  size_t recent = 0;
+  if (s.errors())
+    for (const auto* e : *s.errors())
+      if (e->at_ns() > 0 && now_ns - e->at_ns() < kRecentErrorNs) ++recent;
+  if (recent > 0) p.push_back(std::to_string(recent) + " node fault" + (recent > 1 ? "s" : "") + " in the last hour");
+  return p;
+}
+
+std::string statusJson(const fb::StatusInfo& s, int64_t now_ns) {
+  json use = json::array();
+  if (s.device_use())
+    for (const auto* d : *s.device_use())
+      use.push_back({{"index", d->index()}, {"name", str(d->name())}, {"kind", str(d->kind())}, {"job_id", d->job_id()}});
+  json controllers = json::array();
+  if (s.controllers()) for (const auto* c : *s.controllers()) controllers.push_back(controllerJson(c));
+  // Node faults with their time; a daemon without them sends its plain list.
+  json errors = json::array();
+  if (s.errors()) {
+    for (const auto* e : *s.errors()) errors.push_back({{"time", timeText(e->at_ns())}, {"message", str(e->message())}});
+  } else if (s.last_errors()) {
+    for (const auto* e : *s.last_errors()) errors.push_back({{"time", "-"}, {"message", e->str()}});
+  }
+  auto problems = statusProblems(s, now_ns);
+  json j = {{"healthy", problems.empty()},
+            {"problems", problems},
+            {"daemon", "running"},
+            {"version", str(s.version())},
+            {"node", str(s.node())},
+            {"started", timeText(s.started_ns())},
+            {"config", str(s.config_path())},
+            {"config_loaded", timeText(s.config_loaded_ns())},
+            {"config_error", str(s.config_error())},
+            {"topology", str(s.topology_source())},
+            {"controllers", controllers},
+            {"events", str(s.events())},
+            {"aggregator", eventsJson(s.events_status())},
+            {"jobs", s.jobs()},
+            {"devices_total", s.devices_total()},
+            {"devices_in_use", s.devices_in_use()},
+            {"device_use", use},
+            {"last_errors", errors}};
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string statusTable(const fb::StatusInfo& s, int64_t now_ns) {
+  std::ostringstream o;
+  auto problems = statusProblems(s, now_ns);
+  o << "health      " << (problems.empty() ? "ok" : "NEEDS ATTENTION") << "\n";
+  for (const auto& p : problems) o << "  - " << p << "\n";
+  o << "daemon      running: accel-agentd " << str(s.version()) << " on " << str(s.node()) << ", since "
+    << when(s.started_ns(), now_ns) << "\n"
+    << "config      " << str(s.config_path());
+  if (s.config_loaded_ns() > 0) o << ", read " << when(s.config_loaded_ns(), now_ns);
+  o << "\n";
+  if (!str(s.config_error()).empty()) o << "            reload refused: " << str(s.config_error()) << "\n";
+  o << "topology    " << str(s.topology_source()) << "\n";
+  if (s.controllers() == nullptr || s.controllers()->size() == 0) {
+    o << "controllers none (no vipu.conf, no ApplianceCommand)\n";
+  } else {
+    for (const auto* c : *s.controllers()) {
+      std::string label = str(c->name());
+      label.resize(std::max<size_t>(label.size(), 11), ' ');
+      o << label << " " << controllerLine(c, now_ns) << "\n";
+    }
+  }
+  o << "events      " << eventsLine(s) << "\n"
+    << "jobs        " << s.jobs() << "\n"
+    << "devices     " << s.devices_in_use() << " of " << s.devices_total() << " in use\n";
+  if (s.device_use()) {
+    for (const auto* d : *s.device_use()) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %-10s%-6s%s\n", str(d->name()).c_str(), str(d->kind()).c_str(),
+                    d->job_id() ? ("job " + std::to_string(d->job_id())).c_str() : "free");
+      o << line;
+    }
+  }
+  bool any = false;
+  if (s.errors()) {
+    for (const auto* e : *s.errors()) {
+      o << (any ? "            " : "errors      ") << timeText(e->at_ns()) << "  " << str(e->message()) << "\n";
+      any = true;
+    }
+  } else if (s.last_errors()) {
+    for (const auto* e : *s.last_errors()) {
+      o << (any ? "            " : "errors      ") << e->str() << "\n";
+      any = true;
+    }
+  }
+  if (!any) o << "errors      none since the daemon started\n";
+  return o.str();
+}
+
+}  // namespace accel::ctl

@@ -1,0 +1,140 @@
+#include "accel/agentd/node_health.h"
+
+#include <ctime>
+
+namespace accel::agentd {
+namespace {
+
+int64_t realtimeNow() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+NodeHealth::NodeHealth(NowFn now) : now_(now ? std::move(now) : NowFn(realtimeNow)) {}
+
+void NodeHealth::configLoaded() {
+  std::lock_guard<std::mutex> g(mu_);
+  config_loaded_ns_ = now_();
+  config_error_.clear();
+}
+
+void NodeHealth::configRefused(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    config_error_ = why;
+  }
+  nodeFault("reload: " + why);
+}
+
+void NodeHealth::addController(const std::string& name, const std::string& client) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto& c = controllers_[name];
+  c.name = name;
+  c.client = client;
+}
+
+void NodeHealth::controllerCalled(const std::string& name, const std::string& call, const Status& outcome) {
+  const int64_t now = now_();
+  std::lock_guard<std::mutex> g(mu_);
+  auto& c = controllers_[name];
+  c.name = name;
+  c.call = call;
+  c.at_ns = now;
+  c.ok = outcome.ok();
+  c.error = outcome.ok() ? "" : outcome.error().message();
+  ++c.calls;
+  if (outcome.ok()) c.last_ok_ns = now;
+  else ++c.failures;
+}
+
+void NodeHealth::nodeFault(const std::string& message) {
+  const int64_t now = now_();
+  std::lock_guard<std::mutex> g(mu_);
+  errors_.push_back(TimedError{now, message});
+  while (errors_.size() > kMaxErrors) errors_.pop_front();
+}
+
+HealthSnapshot NodeHealth::snapshot() const {
+  std::lock_guard<std::mutex> g(mu_);
+  HealthSnapshot s{config_loaded_ns_, config_error_, {}, {errors_.begin(), errors_.end()}};
+  for (const auto& [name, c] : controllers_) s.controllers.push_back(c);
+  return s;
+}
+
+namespace {
+
+// "Not found" answers are the controller speaking: it was reached.
+Status reached(const Status& s) {
+  if (!s.ok() && s.error().code() == ErrorCode::kNotFound) return okStatus();
+  return s;
+}
+
+class WatchedPartitionController : public ipu::PartitionController {
+ public:
+  WatchedPartitionController(std::shared_ptr<ipu::PartitionController> inner, std::shared_ptr<NodeHealth> health)
+      : inner_(std::move(inner)), health_(std::move(health)) {
+    health_->addController("vipu", inner_->describe());
+  }
+  Status create(const ipu::PartitionSpec& spec) override {
+    auto s = inner_->create(spec);
+    health_->controllerCalled("vipu", "create " + spec.name, s);
+    return s;
+  }
+  Status remove(const std::string& name) override {
+    auto s = inner_->remove(name);
+    health_->controllerCalled("vipu", "remove " + name, s);
+    return s;
+  }
+  Result<std::vector<ipu::GcdConfig>> ipuofConfigs(const std::string& name) override {
+    auto r = inner_->ipuofConfigs(name);
+    health_->controllerCalled("vipu", "get " + name, reached(r.ok() ? okStatus() : Status(r.error())));
+    return r;
+  }
+  std::string describe() const override { return inner_->describe(); }
+
+ private:
+  std::shared_ptr<ipu::PartitionController> inner_;
+  std::shared_ptr<NodeHealth> health_;
+};
+
+class WatchedApplianceClient : public appliance::ApplianceClient {
+ public:
+  WatchedApplianceClient(std::shared_ptr<appliance::ApplianceClient> inner, std::shared_ptr<NodeHealth> health)
+      : inner_(std::move(inner)), health_(std::move(health)) {
+    health_->addController("appliance", inner_->describe());
+  }
+  Result<std::vector<appliance::ApplianceJob>> jobs() override {
+    auto r = inner_->jobs();
+    health_->controllerCalled("appliance", "get jobs", r.ok() ? okStatus() : Status(r.error()));
+    return r;
+  }
+  Status cancel(const std::string& id) override {
+    auto s = inner_->cancel(id);
+    health_->controllerCalled("appliance", "cancel " + id, s);
+    return s;
+  }
+  std::string describe() const override { return inner_->describe(); }
+
+ private:
+  std::shared_ptr<appliance::ApplianceClient> inner_;
+  std::shared_ptr<NodeHealth> health_;
+};
+
+}  // namespace
+
+std::shared_ptr<ipu::PartitionController> watchCalls(std::shared_ptr<ipu::PartitionController> inner,
+                                                     std::shared_ptr<NodeHealth> health) {
+  if (!inner) return inner;
+  return std::make_shared<WatchedPartitionController>(std::move(inner), std::move(health));
+}
+
+std::shared_ptr<appliance::ApplianceClient> watchCalls(std::shared_ptr<appliance::ApplianceClient> inner,
+                                                       std::shared_ptr<NodeHealth> health) {
+  if (!inner) return inner;
+  return std::make_shared<WatchedApplianceClient>(std::move(inner), std::move(health));
+}
+
+}  // namespace accel::agentd

@@ -3,6 +3,8 @@
 //   - accelctl prolog and accelctl epilog, one job at a time;
 //   - 8 prologs at once (slurmd runs different jobs' prologs concurrently);
 //   - a naive shell prolog/epilog (lstopo + job file) as the baseline;
+//   - `accelctl --help`, spawned the same way: the process start-up and exit
+//     that every hook pays before and after its request (the floor);
 // and reports the daemon's resident memory and its CPU use while idle.
 // Output: one JSON object on stdout. Not a test: it asserts nothing.
 #include <fcntl.h>
@@ -121,8 +123,16 @@ json hookRuns(accel::testing::AgentHarness& h, const Args& a) {
     concurrent.insert(concurrent.end(), lat.begin(), lat.end());
     for (int k = 0; k < 8; ++k) { int st = 0; timedRun(epi_argv, jobEnv(50000 + round * 8 + k), &st); }
   }
+  // The same spawn with no request: what is left of a hook once the daemon
+  // answered in no time.
+  std::vector<double> startup;
+  for (int i = 0; i < a.iterations; ++i) {
+    int st = 0;
+    startup.push_back(timedRun({a.accelctl, "--help"}, jobEnv(90000 + i), &st));
+    failures += st != 0;
+  }
   return {{"prolog", summary(pro)}, {"epilog", summary(epi)}, {"prolog_8_concurrent", summary(concurrent)},
-          {"failures", failures.load()}};
+          {"accelctl_startup", summary(startup)}, {"failures", failures.load()}};
 }
 
 // IPU jobs (--ipus=2, 2 tasks) against the fake V-IPU client: the prolog

@@ -13,7 +13,9 @@ set(accel_fault_scenarios
     faults_vipu
     faults_slurmctld_restart
     faults_disk_full_spool
-    faults_disk_full_state)
+    faults_disk_full_state
+    faults_clock_jump
+    faults_clock_jump_queued)
 foreach(scenario IN LISTS accel_fault_scenarios)
   accel_integration_test(${scenario})
   set_tests_properties(integration.${scenario} PROPERTIES
@@ -34,3 +36,11 @@ set_tests_properties(integration.faults_agent_kill_hooks PROPERTIES DISABLED TRU
 # priority included, and only counts it ("dropped 0 telemetry/26 lifecycle" for a job's ten
 # steps); they get no sequence number, so the aggregator cannot notice the hole.
 set_tests_properties(integration.faults_disk_full_spool PROPERTIES DISABLED TRUE)
+
+# Disabled until an appliance limit does not depend on the node's and the appliance's wall
+# clocks agreeing: the deadline is the appliance job's startTime (the appliance's clock, from
+# csctl) plus the budget, armed on a CLOCK_REALTIME timerfd (agent/daemon/src/limit_enforcer.cpp).
+# With the agent's clock an hour ahead when the appliance job starts, SIGTERM comes after
+# about 0.9 s of a 3 s budget (an hour behind, about an hour late). faults_clock_jump, where
+# the jump comes after the deadline was armed, passes.
+set_tests_properties(integration.faults_clock_jump_queued PROPERTIES DISABLED TRUE)

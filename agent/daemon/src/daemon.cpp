@@ -23,6 +23,7 @@
 #include "accel/agentd/inventory_builder.h"
 #include "accel/agentd/notify.h"
 #include "accel/agentd/slurm_jobs.h"
+#include "accel/agentd/stale_jobs.h"
 #include "accel/agentd/task_signals.h"
 #include "accel/common/config_file.h"
 #include "accel/common/log.h"
@@ -97,7 +98,10 @@ Daemon::~Daemon() {
   // Stopped in the order they call each other: the watcher (it feeds the
   // manager, the limits and the surrogate steps), then the limits (their
   // reporter may still emit and cancel), then the surrogate steps. reset()
-  // leaves each pointer null, which the later ones test.
+  // leaves each pointer null, which the later ones test. The stale-job sweep
+  // calls the handler, which uses all of them: it ends first.
+  stale_sweep_stop_ = true;
+  if (stale_sweep_.joinable()) stale_sweep_.join();
   appliance_.reset();
   limits_.reset();
   surrogates_.reset();
@@ -221,6 +225,18 @@ Status Daemon::start() {
             " accelerator(s) from " + manager_->inventorySource());
   notify::ready("ready: " + std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
                 std::to_string(st.devices_total) + " devices in use");
+  // After READY and off the loop: hooks are served meanwhile, and a slow or
+  // absent slurmctld delays nothing.
+  if (st.jobs > 0) {
+    stale_sweep_ = std::thread([this, self = selfPath()] {
+      auto s = sweepStaleJobs(
+          ctx_, [&](uint32_t id) { return jobPresenceIsolated(self, id, 5s); },
+          [this] { return stale_sweep_stop_.load(); });
+      if (s.cleaned + s.failed > 0)
+        log::info("stale jobs: " + std::to_string(s.cleaned) + " cleaned, " + std::to_string(s.failed) +
+                  " failed, of " + std::to_string(s.asked) + " asked about");
+    });
+  }
   return okStatus();
 }
 

@@ -78,9 +78,28 @@ int printJobTasks(int argc, char** argv) {
   return 0;
 }
 
+// --job-presence JOB: "alive" or "gone", as slurmctld sees the job; run in a
+// child process like --job-tasks.
+int printJobPresence(int argc, char** argv) {
+  char* end = nullptr;
+  unsigned long id = argc == 3 ? std::strtoul(argv[2], &end, 10) : 0;
+  if (id == 0 || id > 0xffffffffUL || *end != '\0') {
+    std::fprintf(stderr, "accel-agentd: --job-presence needs a job id\n");
+    return 2;
+  }
+  auto p = accel::agentd::jobPresence(static_cast<uint32_t>(id));
+  if (!p.ok()) {
+    std::fprintf(stderr, "accel-agentd: %s\n", p.error().message().c_str());
+    return 1;
+  }
+  std::puts(*p == accel::agentd::JobPresence::kAlive ? "alive" : "gone");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--print-topology") == 0) return printTopology(argc, argv);
   if (argc >= 2 && std::strcmp(argv[1], "--job-tasks") == 0) return printJobTasks(argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "--job-presence") == 0) return printJobPresence(argc, argv);
   accel::log::init("accel-agentd", accel::log::Level::kInfo);
   accel::agentd::DaemonOptions opts;
   for (int i = 1; i < argc; ++i) {

@@ -68,4 +68,51 @@ Result<uint32_t> tasksOnNode(uint32_t job_id) {
   return n;
 }
 
+JobPresence presenceFromState(uint32_t job_state) {
+  if ((job_state & JOB_COMPLETING) != 0) return JobPresence::kAlive;
+  switch (job_state & JOB_STATE_BASE) {
+    case JOB_RUNNING:
+    case JOB_SUSPENDED:
+      return JobPresence::kAlive;
+    default:
+      // Pending again (requeued) or ended: nothing of it runs here any more.
+      return JobPresence::kGone;
+  }
+}
+
+Result<JobPresence> jobPresence(uint32_t job_id) {
+  std::lock_guard<std::mutex> g(slurmMutex());
+  static std::once_flag init;
+  std::call_once(init, [] { slurm_init(nullptr); });
+  job_info_msg_t* msg = nullptr;
+  if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
+    int err = slurm_get_errno();
+    if (err == ESLURM_INVALID_JOB_ID) return JobPresence::kGone;
+    return Error(ErrorCode::kUnavailable, "slurmctld: job " + std::to_string(job_id) + ": " + slurm_strerror(err));
+  }
+  if (msg == nullptr || msg->record_count == 0) {
+    slurm_free_job_info_msg(msg);
+    return JobPresence::kGone;
+  }
+  const slurm_job_info_t& j = msg->job_array[0];
+  JobPresence p = presenceFromState(j.job_state);
+  slurm_free_job_info_msg(msg);
+  return p;
+}
+
+Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t job_id,
+                                        std::chrono::milliseconds timeout) {
+  exec::ClientCall call;
+  call.argv = {agentd_path, "--job-presence", std::to_string(job_id)};
+  call.timeout = timeout;
+  call.max_output = 4096;
+  auto r = exec::runClient(call);
+  ACCEL_TRY(r);
+  if (!r->succeeded())
+    return Error(ErrorCode::kUnavailable, "presence of job " + std::to_string(job_id) + ": " + r->describe());
+  if (r->out == "alive\n") return JobPresence::kAlive;
+  if (r->out == "gone\n") return JobPresence::kGone;
+  return Error(ErrorCode::kParse, "presence of job " + std::to_string(job_id) + ": bad answer");
+}
+
 }  // namespace accel::agentd

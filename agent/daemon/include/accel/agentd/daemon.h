@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <string>
 
 #include "accel/agent/appliance_watcher.h"
@@ -80,6 +81,10 @@ class Daemon {
   std::mutex surrogate_mu_;
   std::set<std::string> surrogate_started_;  // appliance jobs whose step's waiter reported
   std::unique_ptr<agent::ApplianceWatcher> appliance_;  // after manager_: stopped first
+  // Asks slurmctld about re-adopted jobs once after start (stale_jobs.h);
+  // joined in the destructor, told to stop between jobs.
+  std::thread stale_sweep_;
+  std::atomic<bool> stale_sweep_stop_{false};
   HandlerContext ctx_;
   ipc::Socket listener_;
   int epoll_fd_ = -1;

@@ -20,6 +20,27 @@ Result<uint32_t> tasksOnNode(uint32_t job_id);
 Result<uint32_t> tasksOnNodeIsolated(const std::string& agentd_path, uint32_t job_id,
                                      std::chrono::milliseconds timeout);
 
+// Whether a job the agent holds a record of still lives, as slurmctld sees
+// it. kGone only on a definite answer: slurmctld no longer knows the job, or
+// the job has ended (or was requeued) and is not completing. A completing job
+// is kAlive: its epilog is still to come. (A job requeued and already running
+// again elsewhere counts as alive; the node name the agent knows need not be
+// Slurm's, and a wrong "gone" would tear down a running job.)
+enum class JobPresence { kAlive, kGone };
+
+// Asks slurmctld (libslurm, in this process). Errors: kUnavailable when
+// slurmctld cannot answer.
+Result<JobPresence> jobPresence(uint32_t job_id);
+
+// jobPresence in a child process (`agentd_path --job-presence JOB`),
+// bounded by `timeout`, for the same reason as tasksOnNodeIsolated.
+Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t job_id,
+                                        std::chrono::milliseconds timeout);
+
+// The decision of jobPresence from the job_state slurmctld reported (as in
+// slurm_job_info_t), for tests.
+JobPresence presenceFromState(uint32_t job_state);
+
 // The arithmetic of tasksOnNode, for tests. 0 or NO_VAL inputs mean "not set".
 uint32_t tasksPerNode(uint32_t num_tasks, uint32_t num_nodes, uint32_t ntasks_per_node);
 

@@ -1,0 +1,138 @@
+#include "accel/agentd/stale_jobs.h"
+
+#include <gtest/gtest.h>
+#include <slurm/slurm.h>
+#include <sys/stat.h>
+
+#include "accel/agent/job_dir_step.h"
+#include "accel/common/safe_file.h"
+#include "accel/schemas/control_generated.h"
+
+namespace accel::agentd {
+namespace {
+
+namespace fb = accel::control;
+
+TEST(JobPresence, OnlyAnEndedJobThatIsNotCompletingIsGone) {
+  EXPECT_EQ(presenceFromState(JOB_RUNNING), JobPresence::kAlive);
+  EXPECT_EQ(presenceFromState(JOB_RUNNING | JOB_CONFIGURING), JobPresence::kAlive);
+  EXPECT_EQ(presenceFromState(JOB_SUSPENDED), JobPresence::kAlive);
+  // Completing: slurmd has yet to run the epilogs, ours among them.
+  EXPECT_EQ(presenceFromState(JOB_COMPLETE | JOB_COMPLETING), JobPresence::kAlive);
+  EXPECT_EQ(presenceFromState(JOB_CANCELLED | JOB_COMPLETING), JobPresence::kAlive);
+  EXPECT_EQ(presenceFromState(JOB_COMPLETE), JobPresence::kGone);
+  EXPECT_EQ(presenceFromState(JOB_CANCELLED), JobPresence::kGone);
+  EXPECT_EQ(presenceFromState(JOB_FAILED), JobPresence::kGone);
+  EXPECT_EQ(presenceFromState(JOB_TIMEOUT), JobPresence::kGone);
+  EXPECT_EQ(presenceFromState(JOB_NODE_FAIL), JobPresence::kGone);
+  EXPECT_EQ(presenceFromState(JOB_PENDING), JobPresence::kGone);  // requeued
+}
+
+class StaleJobsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/accel-stale-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    ASSERT_TRUE(makeDirectory(root_ + "/jobs", 0755).ok());
+    agent::Inventory inv;
+    for (uint32_t i = 0; i < 2; ++i) {
+      agent::InventoryDevice d;
+      d.slot = {i, "gpu", i};
+      d.name = "cuda" + std::to_string(i);
+      inv.devices.push_back(d);
+    }
+    inv.device_distance.assign(2, std::vector<int>(2, 0));
+    inv.nic_distance.assign(2, 0);
+    std::vector<std::unique_ptr<agent::JobStep>> steps;
+    steps.push_back(std::make_unique<agent::JobDirStep>(root_ + "/jobs"));
+    manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv, std::move(steps),
+                                                   [] { return int64_t{5}; });
+    ASSERT_TRUE(manager_->recover().ok());
+    ctx_.manager = manager_.get();
+    ctx_.node_name = "n1";
+    ctx_.version = "test";
+    ctx_.emit = [this](const event::Event& e) { events_.push_back(e); };
+  }
+  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+
+  void prolog(uint32_t job, const char* gpus) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", "n1", "debug", gpus);
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+               fb::RequestIdentifier());
+    auto reply = handleRequest(ctx_, Caller{0, 1}, {fbb.GetBufferPointer(), fbb.GetSize()});
+    ASSERT_EQ(flatbuffers::GetRoot<fb::Reply>(reply.data())->outcome(), fb::Outcome::Ok);
+  }
+  bool jobDirExists(uint32_t job) const {
+    struct stat st{};
+    return ::stat((root_ + "/jobs/" + std::to_string(job)).c_str(), &st) == 0;
+  }
+  std::vector<uint32_t> epilogEvents() const {
+    std::vector<uint32_t> ids;
+    for (const auto& e : events_)
+      if (const auto* f = std::get_if<event::EpilogFinished>(&e)) ids.push_back(f->job_id);
+    return ids;
+  }
+
+  std::string root_;
+  std::unique_ptr<agent::JobManager> manager_;
+  HandlerContext ctx_;
+  std::vector<event::Event> events_;
+};
+
+TEST_F(StaleJobsTest, AJobSlurmHasEndedIsCleanedAndALiveOneIsKept) {
+  prolog(80, "0");
+  prolog(81, "1");
+  ASSERT_TRUE(jobDirExists(80));
+  events_.clear();
+  std::vector<uint32_t> asked;
+  auto sweep = sweepStaleJobs(ctx_, [&](uint32_t id) -> Result<JobPresence> {
+    asked.push_back(id);
+    return id == 80 ? JobPresence::kGone : JobPresence::kAlive;
+  });
+  EXPECT_EQ(sweep.asked, 2u);
+  EXPECT_EQ(sweep.cleaned, 1u);
+  EXPECT_EQ(sweep.failed, 0u);
+  EXPECT_FALSE(sweep.slurmctld_unavailable);
+  EXPECT_EQ(asked, (std::vector<uint32_t>{80, 81}));
+  EXPECT_FALSE(manager_->job(80).has_value());
+  EXPECT_FALSE(jobDirExists(80));
+  EXPECT_TRUE(manager_->job(81).has_value());
+  EXPECT_TRUE(jobDirExists(81));
+  // The cleaned job's epilog is streamed like any other, so its summary completes.
+  EXPECT_EQ(epilogEvents(), (std::vector<uint32_t>{80}));
+  // Its GPU is free again: a new job may have it.
+  prolog(82, "0");
+}
+
+TEST_F(StaleJobsTest, NoAnswerFromSlurmctldKeepsEveryJobAndStopsAsking) {
+  prolog(90, "0");
+  prolog(91, "1");
+  events_.clear();
+  size_t calls = 0;
+  auto sweep = sweepStaleJobs(ctx_, [&](uint32_t id) -> Result<JobPresence> {
+    ++calls;
+    return Error(ErrorCode::kUnavailable, "slurmctld: job " + std::to_string(id) + ": connection refused");
+  });
+  EXPECT_EQ(calls, 1u);
+  EXPECT_TRUE(sweep.slurmctld_unavailable);
+  EXPECT_EQ(sweep.cleaned, 0u);
+  EXPECT_TRUE(manager_->job(90).has_value());
+  EXPECT_TRUE(manager_->job(91).has_value());
+  EXPECT_TRUE(epilogEvents().empty());
+}
+
+TEST_F(StaleJobsTest, AStopRequestEndsTheSweepBetweenJobs) {
+  prolog(95, "0");
+  bool stop = true;
+  size_t calls = 0;
+  auto sweep = sweepStaleJobs(
+      ctx_, [&](uint32_t) -> Result<JobPresence> { ++calls; return JobPresence::kGone; }, [&] { return stop; });
+  EXPECT_EQ(calls, 0u);
+  EXPECT_EQ(sweep.asked, 0u);
+  EXPECT_TRUE(manager_->job(95).has_value());
+}
+
+}  // namespace
+}  // namespace accel::agentd

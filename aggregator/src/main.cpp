@@ -15,12 +15,40 @@ using accel::aggregator::AggregatorConfig;
 
 constexpr const char* kDefaultConfig = "/etc/slurm/accel-aggregator.conf";
 
+constexpr const char* kUsage =
+    "usage: accel-aggregatord [--config FILE] [--check-config]\n"
+    "       accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] "
+    "[--follow] [--json]\n";
+
 int usage() {
-  std::fprintf(stderr,
-               "usage: accel-aggregatord [--config FILE] [--check-config]\n"
-               "       accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] "
-               "[--follow] [--json]\n");
+  std::fputs(kUsage, stderr);
+  std::fputs("see 'accel-aggregatord --help'\n", stderr);
   return 2;
+}
+
+int help() {
+  std::fputs(kUsage, stdout);
+  std::fputs(
+      "\nThe central store of every node's job events; writes each job's summary into its AdminComment.\n"
+      "  --config FILE    accel-aggregator.conf (default /etc/slurm/accel-aggregator.conf)\n"
+      "  --check-config   check the config file and exit (0: ok, 1: the problems are printed)\n"
+      "  --help           this text; 'accel-aggregatord events --help' for the events verb\n",
+      stdout);
+  return 0;
+}
+
+int eventsHelp() {
+  std::fputs(
+      "usage: accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] [--follow] "
+      "[--json]\n\n"
+      "Prints the job events the aggregator stored, oldest first.\n"
+      "  --database PATH   the database to read (default: Database in the config file)\n"
+      "  --job ID          events of one job\n"
+      "  --node NAME       events from one node\n"
+      "  --follow          keep printing new events as they arrive\n"
+      "  --json            one JSON object per event\n",
+      stdout);
+  return 0;
 }
 
 int events(const AggregatorConfig* config, const std::vector<std::string>& args) {
@@ -29,6 +57,7 @@ int events(const AggregatorConfig* config, const std::vector<std::string>& args)
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     bool has_value = i + 1 < args.size();
+    if (a == "--help" || a == "-h") return eventsHelp();
     if (a == "--follow") q.follow = true;
     else if (a == "--json") q.json = true;
     else if (a == "--job" && has_value) q.job_id = static_cast<uint32_t>(std::strtoul(args[++i].c_str(), nullptr, 10));
@@ -49,6 +78,7 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--config" && i + 1 < argc) config_path = argv[++i], explicit_config = true;
     else if (a == "--check-config") check = true;
+    else if (a == "--help" || a == "-h") return help();
     else if (a == "events") break;
     else return usage();
   }

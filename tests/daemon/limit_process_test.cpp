@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -245,6 +246,61 @@ TEST_F(LimitProcessTest, ApplianceJobIsChargedFromItsStartAndCancelledAtTheLimit
   EXPECT_GT(ended, 2.7) << "queue time was charged";
   EXPECT_LT(ended, 5.0);
   ASSERT_NE(waitEnd(t, 2000ms), -1) << "the task was not terminated";
+}
+
+// The waiter of a surrogate step is spared SIGTERM at the limit: the agent
+// cancels its appliance job, which ends it with exit 1, so that its step
+// reads FAILED (a signalled step reads CANCELLED). SIGKILL after the grace
+// still reaches it when it is left.
+TEST_F(LimitProcessTest, SurrogateWaiterIsSparedSigtermButNotSigkill) {
+  const std::string state = h_.dir() + "/mock-state";
+  ::setenv("ACCEL_HW_MOCK_STATE", state.c_str(), 1);
+  h_.writeConfig("ApplianceKillGrace=1\nAppliancePollInterval=1\nSurrogateSteps=no\nHwMockDir=" ACCEL_HW_MOCK_BUILD "\n");
+  startOrFail();
+  auto env = AgentHarness::jobEnv(2006, 4242);
+  env["SPANK_ACCEL_APPLIANCE_TIME"] = "4";  // time for the reports below
+  ASSERT_EQ(h_.ctl({"prolog"}, env).exit_code, 0);
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t launcher = fork();
+  if (launcher == 0) {
+    dup2(out[1], 1);
+    execl(ACCEL_HW_MOCK_BUILD "/bin/fake-appliance-job", "fake-appliance-job", "--csx", "1", "--queue-seconds", "0",
+          "--run-seconds", "30", "--label", "slurm-job-id=2006", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  children_.push_back(launcher);
+  char id[64] = {};
+  ASSERT_GT(read(out[0], id, sizeof id - 1), 0);
+  close(out[0]);
+  std::string appliance_job(id, strcspn(id, "\n"));
+  // The daemon accepts the report once its watcher has seen the appliance job.
+  bool reported = false;
+  for (int i = 0; i < 50 && !reported; ++i) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto body = control::CreateSurrogateRequestDirect(fbb, 2006, 5, appliance_job.c_str());
+    fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::SurrogateRequest, body.Union()),
+               control::RequestIdentifier());
+    auto reply = ipc::call(h_.socketPath(), fbb.GetBufferPointer(), fbb.GetSize(), 2s);
+    reported = reply.ok() && flatbuffers::GetRoot<control::Reply>(reply->data())->outcome() == control::Outcome::Ok;
+    if (!reported) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(reported) << "the surrogate step of " << appliance_job << " was never accepted";
+  pid_t user_task = task(false), waiter = task(false);
+  reportStep(2006, 0, true);
+  reportTask(2006, 0, user_task);
+  reportTask(2006, 5, waiter);
+  int st = waitEnd(user_task, 8000ms);
+  ::unsetenv("ACCEL_HW_MOCK_STATE");
+  ASSERT_NE(st, -1) << "the limit was never enforced";
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << st;
+  EXPECT_EQ(waitEnd(waiter, 300ms), -1) << "the waiter got SIGTERM";
+  st = waitEnd(waiter, 4000ms);
+  ASSERT_NE(st, -1) << "the waiter was left after the grace";
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st;
+  st = waitEnd(launcher, 4000ms);
+  EXPECT_TRUE(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 2) << "the appliance job was not cancelled: " << st;
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 # appliance queue, which does not count, then runs. So the warning comes about 6 s after the
 # launch and SIGTERM about 7 s after it, the agent cancels the appliance job through the
 # appliance client, and the job's accounting summary says time_limit: minutes before Slurm's
-# own limit, and far inside Slurm's own slack (30-90 s).
+# own limit, and far inside Slurm's own slack (30-90 s). The job script ignores SIGTERM, so
+# SIGKILL ends it when the grace period (ApplianceKillGrace, 30 s by default) is over; its
+# surrogate step, whose appliance job the agent cancelled, ends FAILED.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -20,12 +22,16 @@ submit -J "$tag" -o "$output" --time=5 --job-time-sec=3 --appliance-signal=USR1@
 #!/bin/bash
 now() { date +%s.%N; }
 trap 'echo "warned $(now)"' USR1
-trap 'echo "term $(now)"; exit 143' TERM
+trap 'echo "term $(now)"' TERM
 fake-appliance-job --csx 1 --queue-seconds 4 --run-seconds 120 >"$HOME/appliance-$SLURM_JOB_ID.id" &
 echo "launched $(now)"
-# A trapped signal interrupts wait; the launcher is waited for again.
-while kill -0 $! 2>/dev/null; do wait $!; done
-echo "launcher ended $(now)"
+launcher=$! rc=0
+# A trapped signal interrupts wait (status > 128); the launcher is waited for again.
+while kill -0 $launcher 2>/dev/null; do wait $launcher; rc=$?; done
+wait $launcher && rc=0 || { r=$?; ((r == 127)) || rc=$r; }
+echo "launcher ended $rc $(now)"
+# SIGTERM is ignored: only SIGKILL ends this.
+while :; do sleep 0.2; done
 SCRIPT
 
 start=$SECONDS
@@ -33,7 +39,8 @@ wait_job_final "$JOB_ID" 120
 elapsed=$((SECONDS - start))
 out=$(<"$output")
 log "job output:"$'\n'"$out"
-((elapsed < 40)) || fail "the job took $elapsed s: the appliance limit was not what ended it"
+# Slurm's own limit (--time=5) would act after 5 minutes and its slack.
+((elapsed < 60)) || fail "the job took $elapsed s: the appliance limit was not what ended it"
 at() { sed -n "s/^$1 \\([0-9.]*\\)$/\\1/p" <<<"$out" | head -1; }
 launched=$(at launched) warned=$(at warned) term=$(at term)
 [[ -n $launched ]] || fail "the job script never launched its appliance job"
@@ -44,7 +51,16 @@ log "warning after $w s, SIGTERM after $t s (queue 4 s + limit 3 s, lead 1 s)"
 # Queue time must not count: with it, the limit would hit 3 s after the launch.
 (($(echo "$w >= 5.5 && $w <= 7.5" | bc))) || fail "warning after $w s, expected about 6"
 (($(echo "$t >= 6.5 && $t <= 8.5" | bc))) || fail "SIGTERM after $t s, expected about 7"
-expect_eq "sacct state" "FAILED" "${JOB_FINAL%%|*}"
+# The launcher ends because the agent cancelled its appliance job (exit 2), at once.
+read -r code ended < <(sed -n 's/^launcher ended \([0-9]*\) \([0-9.]*\)$/\1 \2/p' <<<"$out")
+expect_eq "launcher exit (cancelled)" 2 "${code:-none}"
+(($(echo "$ended - $term <= 4" | bc))) || fail "the launcher ended $(echo "$ended - $term" | bc) s after SIGTERM"
+# The task ignored SIGTERM: SIGKILL came when the 30 s grace was over, not before, not much after.
+expect_eq "sacct state|exit code (killed)" "FAILED|0:9" "$JOB_FINAL"
+end=$(date -d "$(as_test_user sacct -n -P -X -j "$JOB_ID" -o End)" +%s)
+k=$(echo "$end - $term" | bc)
+log "the job ended $k s after SIGTERM (grace 30 s; sacct has whole seconds)"
+(($(echo "$k >= 29 && $k <= 36" | bc))) || fail "SIGKILL $k s after SIGTERM, expected the 30 s grace"
 
 # The agent itself cancelled the appliance job through the appliance client.
 appl=$(head -1 "$TEST_HOME/appliance-$JOB_ID.id")
@@ -54,6 +70,11 @@ grep -q "^csctl cancel job $appl\$" "$ACCEL_HW_MOCK_STATE/appliance/calls.log" |
     fail "the agent never ran 'csctl cancel job $appl'"
 state=$(csctl get jobs -o json -l "slurm-job-id=$JOB_ID" | jq -r --arg id "$appl" '.items[] | select(.name == $id) | .state')
 expect_eq "appliance job state" "CANCELLED" "$state"
+
+# Its surrogate step ends FAILED: the appliance job was cancelled (a signalled step would read
+# CANCELLED).
+steps=$(as_test_user sacct -n -P -j "$JOB_ID" -o JobName,State | grep '^wsjob-' || true)
+expect_eq "surrogate step" "$appl-csx1|FAILED" "$steps"
 
 wait_comment "$JOB_ID" 60
 expect_eq "summary result" "time_limit" "$(summary_of "$COMMENT" | jq -r .result)"

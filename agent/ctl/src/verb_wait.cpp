@@ -3,9 +3,24 @@
 // is over: exit 0 when it succeeded, 1 when it failed or was cancelled, so
 // that sacct shows the step COMPLETED or FAILED. Run as the job's user; the
 // daemon answers a user about its own jobs only.
+//
+// SIGTERM (also SIGINT, SIGHUP) does not end it at once. It comes when the
+// job ends (slurmd terminates every step, KillWait before SIGKILL) or when
+// the appliance limit is enforced, and often just as the appliance job ends
+// too: a launcher that sees its job end lets the batch script exit, while
+// the daemon learns of the end only at its next poll. A step killed by a
+// signal reads CANCELLED in sacct, whatever became of the appliance job. So
+// the waiter keeps looking for a while (two poll intervals and some, well
+// inside KillWait) and exits with the appliance job's outcome; if it still
+// runs then, it exits 1 (FAILED), and the daemon, seeing the step's srun
+// end, cancels the appliance job.
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <thread>
+#include <optional>
 
 #include "accel/ctl/client.h"
 #include "accel/schemas/control_generated.h"
@@ -59,6 +74,35 @@ bool reportStep(const AccelConfig& config, uint32_t job, uint32_t step, const st
   return reply.ok() && flatbuffers::GetRoot<fb::Reply>(reply->data())->outcome() != fb::Outcome::Busy;
 }
 
+volatile sig_atomic_t g_told_to_stop = 0;
+
+void onStopSignal(int) { g_told_to_stop = 1; }
+
+void catchStopSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+// How long a waiter told to stop still looks for the appliance job's end:
+// the daemon sees it at its next poll at the latest. Bounded well below
+// Slurm's default KillWait (30 s), after which slurmd sends SIGKILL.
+std::chrono::milliseconds lingerFor(const AccelConfig& config) {
+  auto poll = std::chrono::duration_cast<std::chrono::milliseconds>(config.appliance_poll_interval);
+  return std::clamp<std::chrono::milliseconds>(2 * poll + 1s, 3s, 20s);
+}
+
+// A pause a stop signal cuts short (std::this_thread::sleep_for resumes).
+void pause250ms() {
+  timespec ts{0, 250'000'000};
+  (void)nanosleep(&ts, nullptr);
+}
+
 }  // namespace
 
 int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
@@ -75,6 +119,8 @@ int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions&
   // Inside the step, Slurm says which step this is.
   auto step = number(io.getenv("SLURM_STEP_ID"));
   bool reported = !step || number(io.getenv("SLURM_JOB_ID")) != job;
+  catchStopSignals();
+  std::optional<std::chrono::steady_clock::time_point> give_up;
   for (;;) {
     if (!reported) reported = reportStep(*config, *job, *step, args[1]);
     switch (look(*config, *job, args[1])) {
@@ -84,7 +130,15 @@ int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions&
       case Seen::kRunning:
       case Seen::kUnknown: break;
     }
-    std::this_thread::sleep_for(250ms);
+    if (g_told_to_stop != 0) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!give_up) give_up = now + lingerFor(*config);
+      if (now >= *give_up) {
+        io.out(args[1] + " still running as its step ends\n");
+        return kNodeFault;
+      }
+    }
+    pause250ms();
   }
 }
 

@@ -170,16 +170,17 @@ void LimitEnforcer::reportLoop() {
   }
 }
 
+// The waiters of surrogate steps are spared the warning (ending one would
+// cancel its appliance job early) and SIGTERM (the cancel ends them, and
+// they exit 1 so that their steps read FAILED; a signalled step reads
+// CANCELLED). SIGKILL after the grace reaches whatever is left.
 int LimitEnforcer::signal(const agent::JobRecord& rec, LimitAction action) {
-  if (action == LimitAction::kWarn) {
-    // The waiters of surrogate steps stay: ending one would cancel its appliance job early.
-    std::vector<agent::TaskRef> own;
-    for (const auto& t : rec.tasks)
-      if (std::find(rec.surrogate_steps.begin(), rec.surrogate_steps.end(), t.step_id) == rec.surrogate_steps.end())
-        own.push_back(t);
-    return actions_.signal_tasks(own, rec.spec.appliance_signal);
-  }
-  return actions_.signal_tasks(rec.tasks, action == LimitAction::kEnforce ? SIGTERM : SIGKILL);
+  if (action == LimitAction::kKill) return actions_.signal_tasks(rec.tasks, SIGKILL);
+  std::vector<agent::TaskRef> own;
+  for (const auto& t : rec.tasks)
+    if (std::find(rec.surrogate_steps.begin(), rec.surrogate_steps.end(), t.step_id) == rec.surrogate_steps.end())
+      own.push_back(t);
+  return actions_.signal_tasks(own, action == LimitAction::kWarn ? rec.spec.appliance_signal : SIGTERM);
 }
 
 void LimitEnforcer::report(const Taken& t) {

@@ -12,6 +12,8 @@
 //   enforce  SIGTERM to its tasks, its appliance jobs cancelled (off this
 //            thread); TimeLimitEnforced
 //   kill     SIGKILL to the tasks still there after the grace
+// The waiters of surrogate steps (tasks of the steps the job record lists)
+// get neither the warning nor SIGTERM: the cancel ends them, FAILED.
 #include <cstdint>
 #include <atomic>
 #include <condition_variable>

@@ -184,6 +184,17 @@ Status Daemon::start() {
   };
   startSurrogateSteps();
   startApplianceWatcher();
+  // Surrogate steps a previous daemon started: their sruns are no children of this one.
+  if (surrogates_)
+    for (const auto& rec : manager_->jobs()) {
+      if (rec.phase != agent::JobPhase::kReady) continue;
+      for (const auto& id : rec.surrogates) {
+        std::lock_guard<std::mutex> g(surrogate_mu_);
+        surrogate_started_.insert(id);
+        surrogates_->adopt(SurrogateSpec{.job_id = rec.spec.job_id, .uid = rec.spec.uid, .gid = rec.spec.gid,
+                                         .user = rec.spec.user, .appliance_job = id, .step_name = id});
+      }
+    }
   ACCEL_TRY(startLimitEnforcer());
   ctx_.events_status = [this] { return event::describe(outbox_->stats()); };
   emitEvent(event::AgentStarted{.version = ACCEL_VERSION,

@@ -1,13 +1,18 @@
 #include "accel/agentd/surrogate_steps.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -71,6 +76,44 @@ pid_t spawnAsUser(const SurrogateSpec& spec, std::vector<std::string> argv, std:
   return pid;
 }
 
+std::vector<std::string> cmdline(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (size_t at = 0; at < all.size();) {
+    size_t end = all.find('\0', at);
+    if (end == std::string::npos) end = all.size();
+    args.push_back(all.substr(at, end - at));
+    at = end + 1;
+  }
+  return args;
+}
+
+// Whether `args` is the srun of spec's step as surrogateArgv makes it.
+bool isSrunOf(const std::vector<std::string>& args, const SurrogateOptions& o, const SurrogateSpec& s) {
+  const std::string job = std::to_string(s.job_id);
+  const size_t n = args.size();
+  return n >= 5 && args[0] == o.srun && args[1] == "--jobid=" + job && args[n - 3] == "wait-appliance" &&
+         args[n - 2] == job && args[n - 1] == s.appliance_job;
+}
+
+pid_t findSrun(const SurrogateOptions& o, const SurrogateSpec& s) {
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return 0;
+  pid_t found = 0;
+  while (dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    if (isSrunOf(cmdline(static_cast<pid_t>(pid)), o, s)) {
+      found = static_cast<pid_t>(pid);
+      break;
+    }
+  }
+  closedir(proc);
+  return found;
+}
+
 }  // namespace
 
 std::vector<std::string> surrogateArgv(const SurrogateOptions& o, const SurrogateSpec& s) {
@@ -104,6 +147,29 @@ void SurrogateSteps::launch(const SurrogateSpec& spec) {
       }
     std::lock_guard<std::mutex> g(shared->mu);
     if (shared->alive) shared->on_end(spec, status);
+  }).detach();
+}
+
+void SurrogateSteps::adopt(const SurrogateSpec& spec) {
+  int fd = -1;
+  if (pid_t pid = findSrun(options_, spec); pid > 0) {
+    fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    // The pid may have been reused since the scan: the pidfd names whatever
+    // holds it now, so look at that one's command line again.
+    if (fd >= 0 && !isSrunOf(cmdline(pid), options_, spec)) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  std::thread([shared = shared_, spec, fd] {
+    if (fd >= 0) {
+      pollfd p{fd, POLLIN, 0};  // readable once the process has ended
+      while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+      }
+      close(fd);
+    }
+    std::lock_guard<std::mutex> g(shared->mu);
+    if (shared->alive) shared->on_end(spec, -1);
   }).detach();
 }
 

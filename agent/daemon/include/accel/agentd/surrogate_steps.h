@@ -51,6 +51,13 @@ class SurrogateSteps {
   // through OnEnd (-1), so the caller has one path for every end.
   void launch(const SurrogateSpec& spec);
 
+  // After a restart: the srun a previous daemon started for `spec` is no
+  // child of this one. It is found by its command line (surrogateArgv's,
+  // whatever the step's name) and its end is reported through OnEnd, wait
+  // status -1 (unknown); when there is none, the step ended while no daemon
+  // watched, and OnEnd comes at once.
+  void adopt(const SurrogateSpec& spec);
+
  private:
   struct Shared;
   SurrogateOptions options_;

@@ -11,13 +11,14 @@ Ingestor::Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes)
 Status Ingestor::load() {
   auto progress = store_.loadProgress();
   if (!progress.ok()) return progress.error();
-  committed_ = std::move(*progress);
+  streams_.clear();
+  for (const auto& [key, seq] : *progress) streams_[key] = Stream{seq, seq, 0, false};
   return okStatus();
 }
 
 uint64_t Ingestor::acked(const StreamKey& key) const {
-  auto it = committed_.find(key);
-  return it == committed_.end() ? 0 : it->second;
+  auto it = streams_.find(key);
+  return it == streams_.end() ? 0 : it->second.committed;
 }
 
 std::optional<StreamKey> Ingestor::offer(const std::string& peer_node, std::span<const uint8_t> bytes,
@@ -37,8 +38,8 @@ std::optional<StreamKey> Ingestor::offer(const std::string& peer_node, std::span
     return std::nullopt;
   }
   StreamKey key{h.node, h.epoch};
-  auto staged = staged_.find(key);
-  uint64_t last = staged != staged_.end() ? staged->second : acked(key);
+  auto stream = streams_.find(key);
+  uint64_t last = stream == streams_.end() ? 0 : stream->second.staged;
   if (h.seq <= last) {
     ++metrics_.duplicates;
     return key;
@@ -47,15 +48,17 @@ std::optional<StreamKey> Ingestor::offer(const std::string& peer_node, std::span
     metrics_.reject(Reject::kOutOfOrder);
     return key;
   }
-  staged_[key] = h.seq;
-  batch_.progress[key] = h.seq;
-  StoredEvent stored{0, h, env->event ? event::kindName(*env->event) : "unknown",
-                     env->event ? event::jobIdOf(*env->event) : 0, now_ns,
-                     std::vector<uint8_t>(bytes.begin(), bytes.end())};
-  batch_.events.push_back(std::move(stored));
+  if (stream == streams_.end()) stream = streams_.try_emplace(key).first;  // only streams that begin
+  Stream& st = stream->second;
+  st.staged = h.seq;
+  st.lag_s = double(now_ns - h.time_ns) / 1e9;
+  if (!st.in_batch) st.in_batch = true, batch_streams_.push_back(stream);
+  uint32_t job_id = env->event ? event::jobIdOf(*env->event) : 0;
+  batch_.events.push_back({h, env->event ? event::kindName(*env->event) : "unknown", job_id, now_ns,
+                           batch_.bytes.size(), bytes.size()});
+  batch_.bytes.insert(batch_.bytes.end(), bytes.begin(), bytes.end());
   if (!env->event) ++metrics_.unknown_kinds;
-  batch_.lag[h.node] = double(now_ns - h.time_ns) / 1e9;
-  merge(*env);
+  merge(*env, job_id);
   return key;
 }
 
@@ -71,10 +74,8 @@ Result<JobSummary*> Ingestor::job(uint32_t job_id) {
 
 // Folds the event into its job's summary; a job whose epilogs are all in is
 // queued for its AdminComment, again whenever a later event changes it.
-void Ingestor::merge(const event::Envelope& env) {
-  if (!env.event) return;
-  uint32_t id = event::jobIdOf(*env.event);
-  if (id == 0) return;
+void Ingestor::merge(const event::Envelope& env, uint32_t id) {
+  if (!env.event || id == 0) return;
   auto s = job(id);
   if (!s.ok()) return;  // unreadable stored summary: the event itself is still kept
   if (!mergeEvent(**s, env.header.node, *env.event)) return;
@@ -96,6 +97,12 @@ std::optional<Batch> Ingestor::seal(int64_t now_ns) {
     return std::nullopt;
   }
   batch_.now_ns = now_ns;
+  for (auto stream : batch_streams_) {
+    batch_.progress[stream->first] = stream->second.staged;
+    batch_.lag[stream->first.first] = stream->second.lag_s;
+    stream->second.in_batch = false;
+  }
+  batch_streams_.clear();
   for (const auto& [id, due] : touched_) {
     batch_.jobs.push_back(jobs_.at(id));
     if (due) batch_.comment_jobs.push_back(id);
@@ -103,6 +110,9 @@ std::optional<Batch> Ingestor::seal(int64_t now_ns) {
   touched_.clear();
   Batch sealed = std::move(batch_);
   batch_ = Batch{};
+  // The next batch is likely as large: no regrowing (and copying) on the way.
+  batch_.events.reserve(sealed.events.size());
+  batch_.bytes.reserve(sealed.bytes.size());
   return sealed;
 }
 
@@ -111,19 +121,19 @@ void Ingestor::finish(const Batch& batch, const Status& written) {
     ++metrics_.commit_failures;
     // Whatever was staged after the last good commit goes: the failed batch
     // and the open one, whose sequence numbers follow the failed ones.
-    staged_.clear();
+    for (auto& [key, st] : streams_) st = Stream{st.committed, st.committed, 0, false};
+    batch_streams_.clear();
     batch_ = Batch{};
     touched_.clear();
     jobs_.clear();  // the cache may hold merges that were not stored
     return;
   }
-  for (const auto& [key, seq] : batch.progress) committed_[key] = seq;
+  for (const auto& [key, seq] : batch.progress) streams_[key].committed = seq;
   metrics_.events_in += batch.events.size();
   ++metrics_.batches;
   for (const auto& [node, lag] : batch.lag) metrics_.setLag(node, lag);
   // Reloading is safe only when no uncommitted merge lives in the cache.
   if (jobs_.size() > kMaxCachedJobs && touched_.empty()) jobs_.clear();
-  if (batch_.events.empty()) staged_.clear();  // nothing is ahead of committed_ now
 }
 
 }  // namespace accel::aggregator

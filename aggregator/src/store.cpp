@@ -31,10 +31,12 @@ class Stmt {
   }
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int step() { return sqlite3_step(s_); }
+  // Every caller binds all of a statement's parameters before each run, so
+  // the bindings are left in place (clearing them cost a few percent of a
+  // commit); a value bound without a copy is not read again until rebound.
   Status run() {
     int rc = step();
     sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) return Error(ErrorCode::kIo, std::string("sqlite: ") + sqlite3_errmsg(db_));
     return okStatus();
   }
@@ -233,7 +235,7 @@ Status Store::commit(const Batch& b) {
   for (const auto& e : b.events) {
     p.event.view(1, e.header.node).bind(2, int64_t(e.header.epoch)).bind(3, int64_t(e.header.seq));
     p.event.bind(4, e.header.time_ns).view(5, e.kind).bind(6, int64_t{e.job_id}).bind(7, e.received_ns);
-    if (!p.event.blob(8, e.envelope).run().ok()) return fail("insert event");
+    if (!p.event.blob(8, std::span(b.bytes).subspan(e.offset, e.size)).run().ok()) return fail("insert event");
     if (e.job_id == 0) continue;
     int64_t row = sqlite3_last_insert_rowid(db_);
     auto [span, fresh] = p.spans.try_emplace(e.job_id, row, row);

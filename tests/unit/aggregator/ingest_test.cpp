@@ -168,6 +168,28 @@ TEST_F(IngestTest, FailedBatchTakesTheOpenBatchWithIt) {
   EXPECT_EQ(storedCount(), 4);
 }
 
+TEST_F(IngestTest, InterleavedStreamsAreStoredByteForByteWithEachNodesLag) {
+  // Envelopes of different sizes from two nodes, interleaved as ROUTER hands them over.
+  std::vector<std::vector<uint8_t>> sent;
+  for (uint64_t q = 1; q <= 3; ++q)
+    for (const std::string node : {"n1", "n2"}) {
+      int64_t sent_ns = node == "n1" ? 1'000'000'000 : 3'000'000'000;
+      PrologFinished ev{.job_id = uint32_t(q), .message = std::string(q * 40, 'x')};
+      sent.push_back(encode({node, 7, q, sent_ns, 1}, ev));
+      ASSERT_TRUE(ingestor_->offer(node, sent.back(), 3'500'000'000));
+    }
+  ASSERT_TRUE(ingestor_->commit(4).ok());
+  auto rows = store_->readEvents({std::nullopt, std::nullopt, 0, 100});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), sent.size());
+  for (size_t i = 0; i < sent.size(); ++i) EXPECT_EQ((*rows)[i].envelope, sent[i]) << "row " << i;
+  EXPECT_EQ(ingestor_->acked({"n1", 7}), 3u);
+  EXPECT_EQ(ingestor_->acked({"n2", 7}), 3u);
+  std::string text = metrics_.render();
+  EXPECT_NE(text.find("accel_aggregator_node_lag_seconds{node=\"n1\"} 2.500"), std::string::npos) << text;
+  EXPECT_NE(text.find("accel_aggregator_node_lag_seconds{node=\"n2\"} 0.500"), std::string::npos) << text;
+}
+
 TEST_F(IngestTest, SealWithOnlyDuplicatesGivesNoBatch) {
   ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
   ASSERT_TRUE(ingestor_->commit(3).ok());

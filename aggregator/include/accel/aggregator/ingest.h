@@ -10,6 +10,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "accel/aggregator/metrics.h"
 #include "accel/aggregator/store.h"
@@ -50,16 +52,25 @@ class Ingestor {
   uint64_t acked(const StreamKey& key) const;
 
  private:
+  // What is known of one (node, epoch) stream; found once per frame.
+  struct Stream {
+    uint64_t committed = 0;  // highest sequence number in the store
+    uint64_t staged = 0;     // newest accepted, committed or not
+    double lag_s = 0;        // of its newest event in the open batch
+    bool in_batch = false;   // the open batch holds events of it
+  };
+  using Streams = std::map<StreamKey, Stream>;
+
   Result<JobSummary*> job(uint32_t job_id);
-  void merge(const event::Envelope& env);
+  void merge(const event::Envelope& env, uint32_t job_id);
 
   Store& store_;
   Metrics& metrics_;
   size_t max_frame_;
-  std::map<StreamKey, uint64_t> committed_;
-  std::map<StreamKey, uint64_t> staged_;  // newest accepted seq, committed or not
-  std::map<uint32_t, JobSummary> jobs_;   // cache; dropped when a commit fails
-  std::map<uint32_t, bool> touched_;      // job -> its comment is due
+  Streams streams_;
+  std::vector<Streams::iterator> batch_streams_;    // those with in_batch set
+  std::unordered_map<uint32_t, JobSummary> jobs_;  // cache; dropped when a commit fails
+  std::map<uint32_t, bool> touched_;                // job -> its comment is due
   Batch batch_;
 };
 

@@ -32,9 +32,20 @@ struct StoredEvent {
   std::vector<uint8_t> envelope;  // the bytes as received (verified)
 };
 
+// An event accepted into a batch; its envelope is bytes[offset, offset + size)
+// of the batch (one buffer for all, rather than an allocation per event).
+struct BatchEvent {
+  event::Header header;
+  const char* kind = "";  // a static name (event::kindName)
+  uint32_t job_id = 0;
+  int64_t received_ns = 0;
+  size_t offset = 0, size = 0;
+};
+
 // Everything one ingest batch changes, written in one transaction.
 struct Batch {
-  std::vector<StoredEvent> events;
+  std::vector<BatchEvent> events;
+  std::vector<uint8_t> bytes;  // the envelopes as received (verified), one after another
   std::map<StreamKey, uint64_t> progress;  // new acknowledged seq per stream
   std::vector<JobSummary> jobs;            // summaries to save
   std::vector<uint32_t> comment_jobs;      // jobs whose AdminComment is (again) due

@@ -301,18 +301,32 @@ faults_check_resources() {
     log "ok: no job directory, record, IPUoF file, partition or fabric address left (jobs ${FAULT_JOBS[*]})"
 }
 
-# Processes that must be gone: the user's, the jobs' slurmstepd, the fake vendor clients of
-# this build (also one orphaned by a killed agent), and any child of the agent.
+# Processes that must be gone: those of the test user and the slurmstepd of the jobs (of this
+# sandbox: other sandboxes on the machine run jobs of the same user, with the same job ids),
+# the fake vendor clients of this build (also one orphaned by a killed agent), and any child
+# of the agent.
 faults_leftover_processes() {
     local pid exe agent j
-    pgrep -u "$TEST_USER" -a || true
-    for j in "${FAULT_JOBS[@]}"; do pgrep -a -f "^slurmstepd: \\[${j}[.\\]]" || true; done
+    for pid in $(pgrep -u "$TEST_USER" || true); do
+        faults_of_sandbox "$pid" && echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+    done
+    for j in "${FAULT_JOBS[@]}"; do
+        for pid in $(pgrep -f "^slurmstepd: \\[${j}[.\\]]" || true); do
+            faults_of_sandbox "$pid" && echo "$pid slurmstepd of job $j"
+        done
+    done
     for pid in $(pgrep -d ' ' . || true); do
         exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
         [[ $exe == "$FAULT_MOCK_BIN"/* ]] && echo "$pid $exe (fake vendor client)"
     done
     agent=$(cat "$FAULT_AGENT_PIDFILE" 2>/dev/null) || return 0
     pgrep -a -P "$agent" || true
+}
+
+# A process of this sandbox: its environment names the sandbox's slurm.conf (slurmd passes its
+# own to slurmstepd; a job inherits the submitter's, which submit sets).
+faults_of_sandbox() {
+    tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF"
 }
 
 faults_check_processes() {

@@ -17,6 +17,9 @@ namespace accel::aggregator {
 namespace {
 
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+// How many of the newest (peer, stream) pairs a frame is checked against
+// before its pair is added to the batch's list of acknowledgements.
+constexpr size_t kRecentAcks = 16;
 
 using PeerStream = std::pair<std::string, StreamKey>;  // ROUTER identity, stream
 
@@ -169,9 +172,12 @@ struct Server::Impl {
       const char* user = zmq_msg_gets(payload.handle(), "User-Id");
       auto key = ingestor.offer(user ? user : "", {static_cast<const uint8_t*>(payload.data()), payload.size()}, now);
       if (!key) continue;
-      // Frames of one stream arrive in runs: remember each (peer, stream) once per run.
-      if (acks.empty() || acks.back().second != *key || acks.back().first != identity.to_string_view())
-        acks.emplace_back(identity.to_string(), std::move(*key));
+      // ROUTER takes frames from its peers in turn: a (peer, stream) is
+      // remembered unless it is among the last few (sendAcks drops the rest).
+      std::string_view peer = identity.to_string_view();
+      auto recent = acks.end() - std::ptrdiff_t(std::min<size_t>(acks.size(), kRecentAcks));
+      if (std::none_of(recent, acks.end(), [&](const PeerStream& a) { return a.second == *key && a.first == peer; }))
+        acks.emplace_back(std::string(peer), std::move(*key));
     }
     return n;
   }

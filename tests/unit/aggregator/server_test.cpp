@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <zmq.hpp>
 
 #include "accel/aggregator/server.h"
@@ -96,6 +97,28 @@ TEST_F(ServerTest, OpenBatchIsNeitherStoredNorAcknowledged) {
   EXPECT_EQ(pollForAck(3, 50), 0u);
   EXPECT_EQ(stored(), 0u);
   EXPECT_EQ(metrics_.events_in, 0u);
+}
+
+TEST_F(ServerTest, EveryInterleavedStreamGetsItsAck) {
+  // More streams than the server compares each frame with (its recent acks).
+  constexpr uint64_t kEpochs = 40, kSeqs = 3;
+  start(kEpochs * kSeqs, std::chrono::hours(1));
+  for (uint64_t q = 1; q <= kSeqs; ++q)
+    for (uint64_t e = 1; e <= kEpochs; ++e)
+      dealer_->send(zmq::buffer(event::encode({"n1", e, q, 1, 1}, event::TaskStarted{3, 0, uint32_t(q), 1})));
+  std::map<uint64_t, uint64_t> acked;  // epoch -> highest seq
+  for (int i = 0; i < 1000 && acked.size() < kEpochs; ++i) {
+    ASSERT_TRUE(server_->poll(10ms).ok());
+    zmq::message_t m;
+    while (dealer_->recv(m, zmq::recv_flags::dontwait)) {
+      auto ack = event::decodeAck({static_cast<const uint8_t*>(m.data()), m.size()});
+      ASSERT_TRUE(ack.ok());
+      EXPECT_TRUE(acked.emplace(ack->epoch, ack->seq).second) << "second ack for epoch " << ack->epoch;
+    }
+  }
+  ASSERT_EQ(acked.size(), kEpochs);
+  for (const auto& [epoch, seq] : acked) EXPECT_EQ(seq, kSeqs) << "epoch " << epoch;
+  EXPECT_EQ(stored(), kEpochs * kSeqs);
 }
 
 TEST_F(ServerTest, DuplicatesAreAcknowledgedWithWhatIsCommitted) {

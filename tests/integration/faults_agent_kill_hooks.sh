@@ -9,7 +9,7 @@
 #    node; the restarted agent rolls the prolog back (the epilog that follows at once may
 #    find the agent still down and fail as well).
 # Nothing is left behind, and the aggregator must learn how each job ended: one
-# epilog_finished each. It does not yet (see tests-faults.cmake).
+# epilog_finished each.
 # After each: nothing left and every event once (faults_lib.sh).
 # shellcheck source=tests/integration/faults_lib.sh
 source "$(dirname -- "$0")/faults_lib.sh"

@@ -24,13 +24,6 @@ foreach(scenario IN LISTS accel_fault_scenarios)
                        TIMEOUT 150)
 endforeach()
 
-# Disabled until the agent tells the aggregator how a job ended when it finishes that job's
-# epilog or rolls back its prolog on start (JobManager::recover in agent/core/src/job_manager.cpp
-# emits nothing, and Daemon's start in agent/daemon/src/daemon.cpp only emits agent_started):
-# after a kill during a hook the store keeps prolog_started alone, the job never gets an
-# epilog_finished nor an accel= summary in AdminComment. Everything else of the scenario holds.
-set_tests_properties(integration.faults_agent_kill_hooks PROPERTIES DISABLED TRUE)
-
 # Disabled until events survive a full file system under the spool: Outbox::publish
 # (ipc/events/src/outbox.cpp) drops an event the spool cannot append (ENOSPC), lifecycle
 # priority included, and only counts it ("dropped 0 telemetry/26 lifecycle" for a job's ten

@@ -254,6 +254,7 @@ Result<RecoverySummary> JobManager::recover() {
         records_.erase(id);
         (void)store_.remove(id);
         ++sum.rolled_back;
+        sum.ended.push_back(RecoveredEnd{.job_id = id, .rolled_back = true});
       } else {
         JobRecord failed = rec;
         failed.phase = JobPhase::kFailed;
@@ -263,8 +264,15 @@ Result<RecoverySummary> JobManager::recover() {
       }
     } else if (rec.phase == JobPhase::kEpilog || rec.phase == JobPhase::kCleaned) {
       Status s = epilog(id);
-      if (s.ok()) ++sum.cleaned;
-      else sum.problems.push_back("job " + std::to_string(id) + ": epilog: " + s.error().message());
+      if (s.ok()) {
+        ++sum.cleaned;
+        sum.ended.push_back(RecoveredEnd{.job_id = id,
+                                         .rolled_back = false,
+                                         .appliance_used_ns = usedNs(rec.budget, now_()),
+                                         .time_limit = rec.budget.enforced_ns != 0});
+      } else {
+        sum.problems.push_back("job " + std::to_string(id) + ": epilog: " + s.error().message());
+      }
     } else {
       ++sum.adopted;
     }

@@ -167,6 +167,13 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
   int64_t started_us = monoUs();
   auto before = ctx.manager->job(req->job_id());  // the budget, read before the record goes
   auto s = ctx.manager->epilog(req->job_id());
+  if (!before && s.ok()) {
+    // Nothing of the job was here (an epilog again, a job the agent never
+    // saw, or one already ended on restart): its end has been told, or there
+    // is none to tell.
+    if (ctx.jobs_changed) ctx.jobs_changed();
+    return simple(fb::Outcome::Ok, "");
+  }
   event::EpilogFinished e{.job_id = req->job_id()};
   e.duration_us = static_cast<uint64_t>(std::max<int64_t>(0, monoUs() - started_us));
   if (before) {

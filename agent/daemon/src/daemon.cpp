@@ -199,6 +199,24 @@ Status Daemon::start() {
   ctx_.events_status = [this] { return event::describe(outbox_->stats()); };
   emitEvent(event::AgentStarted{.version = ACCEL_VERSION,
                                 .jobs_recovered = static_cast<uint32_t>(recovered->adopted + recovered->cleaned)});
+  // The hooks that were running when the last daemon died failed without a
+  // word to the event stream; these are the ends of their jobs here.
+  for (const auto& end : recovered->ended) {
+    if (end.rolled_back) {
+      emitEvent(event::PrologFinished{.job_id = end.job_id,
+                                      .result = event::JobResult::kFailed,
+                                      .message = "accel-agentd stopped during the prolog; undone when it restarted"});
+      emitEvent(event::EpilogFinished{.job_id = end.job_id,
+                                      .result = event::JobResult::kFailed,
+                                      .message = "the prolog was undone when accel-agentd restarted"});
+    } else {
+      emitEvent(event::EpilogFinished{
+          .job_id = end.job_id,
+          .result = end.time_limit ? event::JobResult::kTimeLimit : event::JobResult::kOk,
+          .message = "finished when accel-agentd restarted",
+          .appliance_seconds = static_cast<uint64_t>(end.appliance_used_ns / 1'000'000'000)});
+    }
+  }
 
   // Anyone may connect; what a caller may do is decided per request from
   // its kernel-reported uid.

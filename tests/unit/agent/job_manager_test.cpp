@@ -238,6 +238,13 @@ TEST_F(JobManagerTest, RestartRollsBackHalfDonePrologAndFinishesHalfDoneEpilog) 
   auto m = make();
   EXPECT_EQ(last_recovery_.rolled_back, 1u);
   EXPECT_EQ(last_recovery_.cleaned, 1u);
+  // Both jobs' ends are reported, for the daemon to stream: their hooks failed unheard.
+  ASSERT_EQ(last_recovery_.ended.size(), 2u);
+  for (const auto& end : last_recovery_.ended) {
+    EXPECT_TRUE(end.job_id == 21 || end.job_id == 22) << end.job_id;
+    EXPECT_EQ(end.rolled_back, end.job_id == 21) << end.job_id;
+    EXPECT_FALSE(end.time_limit);
+  }
   EXPECT_TRUE(res_.present.empty());
   EXPECT_FALSE(exists(root_ + "/jobs/21"));
   EXPECT_EQ(m->stats().jobs, 0u);

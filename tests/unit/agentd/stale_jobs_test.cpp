@@ -106,6 +106,22 @@ TEST_F(StaleJobsTest, AJobSlurmHasEndedIsCleanedAndALiveOneIsKept) {
   prolog(82, "0");
 }
 
+TEST_F(StaleJobsTest, OnlyAnEpilogThatCleanedSomethingIsStreamed) {
+  prolog(85, "0");
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest, fb::CreateEpilogRequest(fbb, 85, 1000).Union()),
+             fb::RequestIdentifier());
+  std::vector<uint8_t> epilog(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  events_.clear();
+  for (int i = 0; i < 2; ++i) {
+    auto reply = handleRequest(ctx_, Caller{0, 1}, epilog);
+    EXPECT_EQ(flatbuffers::GetRoot<fb::Reply>(reply.data())->outcome(), fb::Outcome::Ok);
+  }
+  // The second epilog (slurmd's after the agent ended the job itself, or a
+  // repeat) finds nothing and tells nothing: one end per job.
+  EXPECT_EQ(epilogEvents(), (std::vector<uint32_t>{85}));
+}
+
 TEST_F(StaleJobsTest, NoAnswerFromSlurmctldKeepsEveryJobAndStopsAsking) {
   prolog(90, "0");
   prolog(91, "1");

@@ -38,10 +38,21 @@ struct DeviceUse {
   uint32_t job_id = 0;
 };
 
+// A job recovery brought to its end: a half-done prolog undone or a
+// half-done epilog finished. The hook that was running saw the daemon go
+// and no later hook reports it, so the daemon tells the event stream.
+struct RecoveredEnd {
+  uint32_t job_id = 0;
+  bool rolled_back = false;  // true: a prolog undone; false: an epilog finished
+  int64_t appliance_used_ns = 0;
+  bool time_limit = false;  // the job had been stopped at its appliance limit
+};
+
 struct RecoverySummary {
   size_t adopted = 0;        // jobs found ready or failed, kept as they were
   size_t rolled_back = 0;    // half-done prologs undone
   size_t cleaned = 0;        // half-done epilogs finished
+  std::vector<RecoveredEnd> ended;  // the jobs of rolled_back and cleaned
   std::vector<std::string> problems;
 };
 

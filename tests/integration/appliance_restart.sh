@@ -5,8 +5,9 @@
 #          budget could not act before 10 s), the appliance job is cancelled, its step FAILED.
 #   steps  two appliance jobs, each with its surrogate step, started by the killed agent. After
 #          the restart, scancel of one step still cancels its appliance job (the new agent
-#          watches the sruns the old one started); the job's own end then takes the other
-#          appliance job and leaves no surrogate step process behind.
+#          watches the sruns the old one started), and so does scancel of the job for the other
+#          one, whose launcher left the job's process tree (setsid -f), so that Slurm's SIGTERM
+#          does not make it cancel its appliance job itself; no surrogate step process is left.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -28,10 +29,15 @@ limit_job=$JOB_ID
 submit -J "$tag-steps" -o "$TEST_HOME/$tag.steps" --time=5 <<'SCRIPT'
 #!/bin/bash
 fake-appliance-job --csx 1 --queue-seconds 0.2 --run-seconds 120 &
-fake-appliance-job --csx 2 --queue-seconds 0.2 --run-seconds 120 &
+setsid -f bash -c 'echo $$ >"$0"; exec fake-appliance-job --csx 2 --queue-seconds 0.2 --run-seconds 120' \
+    "$HOME/launcher-$SLURM_JOB_ID.pid" >/dev/null
 wait
+sleep 120
 SCRIPT
 steps_job=$JOB_ID
+# The detached launcher ends when its appliance job does; should the test fail first, it goes too.
+detached=$TEST_HOME/launcher-$steps_job.pid
+trap 'rm -f "$TEST_HOME/$tag".*; if [[ -s $detached ]]; then kill "$(<"$detached")" 2>/dev/null || true; fi; rm -f "$detached"' EXIT
 
 records() { csctl get jobs -o json -l "slurm-job-id=$1"; }
 # JobID of the running surrogate step of JOB named like PATTERN.
@@ -95,7 +101,9 @@ until [[ $(state_of "$steps_job" "$appl2") == CANCELLED ]] && ! pgrep -f "wait-a
     ((SECONDS < deadline)) || fail "after the jobs' end: $appl2 $(state_of "$steps_job" "$appl2"), processes: $(pgrep -af "wait-appliance ($steps_job|$limit_job) ")"
     sleep 0.5
 done
-log "ok: $appl2 cancelled with its job, no surrogate step process left"
+grep -q "^csctl cancel job $appl2\$" "$ACCEL_HW_MOCK_STATE/appliance/calls.log" ||
+    fail "the agent never ran 'csctl cancel job $appl2'"
+log "ok: the agent cancelled $appl2 with its job, no surrogate step process left"
 wait_comment "$limit_job" 60
 expect_eq "summary result" "time_limit" "$(summary_of "$COMMENT" | jq -r .result)"
 log "PASS"

@@ -28,6 +28,7 @@ expect_help() {
 }
 
 expect_help "accel-agentd --help" --config --topology --hw-mock --version --print-topology --xml --json
+expect_help "accel-agentd --print-topology --help" --xml --json
 expect_help "accel-aggregatord --help" --config --check-config "events --help"
 expect_help "accel-aggregatord events --help" --database --job --node --follow --json
 expect_help "accel-keygen --help" BASE .key .pub

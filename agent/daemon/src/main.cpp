@@ -42,6 +42,13 @@ int printTopology(int argc, char** argv) {
   bool json = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs("usage: accel-agentd --print-topology [--xml FILE] [--json]\n"
+                 "  print the node's topology as the agent sees it (from the live system, or\n"
+                 "  from the hwloc XML FILE), as a table or with --json as JSON, and exit\n",
+                 stdout);
+      return 0;
+    }
     if (a == "--json") json = true;
     else if (a == "--xml" && i + 1 < argc) opts.xml_path = argv[++i];
     else {

@@ -9,6 +9,8 @@
 // sender, one for the receiver) competing for the same cores, in the same
 // run; it does nothing with what it receives. The aggregator's wire carries
 // one event per message, so events/s and messages/s count the same thing.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +28,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr size_t kNodes = 4;
 
+// CPU seconds used so far by every thread of this process (senders and
+// receivers alike); less sensitive to other programs than the rates are.
+double cpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto secs = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+  return secs(u.ru_utime) + secs(u.ru_stime);
+}
+
+struct Rate {
+  double per_s = 0;
+  double cpu_us = 0;  // CPU microseconds per message, all threads
+};
+
 std::vector<std::vector<uint8_t>> envelopes(const std::string& node, uint64_t epoch, size_t n) {
   std::vector<std::vector<uint8_t>> out;
   out.reserve(n);
@@ -36,7 +52,7 @@ std::vector<std::vector<uint8_t>> envelopes(const std::string& node, uint64_t ep
 }
 
 // One DEALER per node sends its stream and waits for the final ack.
-double ingestRate(size_t total, uint64_t epoch, size_t* message_bytes, uint64_t* batches) {
+Rate ingestRate(size_t total, uint64_t epoch, size_t* message_bytes, uint64_t* batches) {
   std::vector<std::string> names;
   for (size_t i = 0; i < kNodes; ++i) names.push_back("node" + std::to_string(i));
   accel::bench::InProcessAggregator agg(names);
@@ -44,6 +60,7 @@ double ingestRate(size_t total, uint64_t epoch, size_t* message_bytes, uint64_t*
   for (const auto& n : names) data.push_back(envelopes(n, epoch, total / kNodes));
   *message_bytes = data[0][0].size();
   std::vector<std::thread> senders;
+  double cpu0 = cpuSeconds();
   auto start = Clock::now();
   for (size_t i = 0; i < kNodes; ++i)
     senders.emplace_back([&, i] {
@@ -65,16 +82,17 @@ double ingestRate(size_t total, uint64_t epoch, size_t* message_bytes, uint64_t*
     });
   for (auto& t : senders) t.join();
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  double cpu = cpuSeconds() - cpu0;
   *batches = agg.metrics().batches;
   if (agg.metrics().events_in != total) std::fprintf(stderr, "ingest_bench: stored %llu of %zu\n",
                                                      (unsigned long long)agg.metrics().events_in.load(), total);
-  return double(total) / secs;
+  return {double(total) / secs, cpu / double(total) * 1e6};
 }
 
 // The baseline: PUSH/PULL over ipc:// moving as many messages of the same
 // size, arranged like the ingest run (one context and so one I/O thread per
 // sender, another for the receiver), with or without CURVE on every socket.
-double rawRate(size_t total, size_t bytes, bool curve) {
+Rate rawRate(size_t total, size_t bytes, bool curve) {
   zmq::context_t ctx;
   char tmpl[] = "/tmp/accel-raw-bench-XXXXXX";
   std::string ep = std::string("ipc://") + mkdtemp(tmpl) + "/raw.sock";
@@ -84,6 +102,7 @@ double rawRate(size_t total, size_t bytes, bool curve) {
   if (curve) pull.set(zmq::sockopt::curve_server, 1), pull.set(zmq::sockopt::curve_secretkey, server.secret_key);
   pull.bind(ep);
   std::vector<uint8_t> payload(bytes, 0x5a);
+  double cpu0 = cpuSeconds();
   auto start = Clock::now();
   std::vector<std::thread> senders;
   for (size_t i = 0; i < kNodes; ++i)
@@ -106,8 +125,9 @@ double rawRate(size_t total, size_t bytes, bool curve) {
   for (size_t k = 0; k < total / kNodes * kNodes; ++k) (void)pull.recv(m);
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
   for (auto& t : senders) t.join();
+  double cpu = cpuSeconds() - cpu0;
   (void)accel::removeTree(std::string(tmpl));
-  return double(total) / secs;
+  return {double(total) / secs, cpu / double(total) * 1e6};
 }
 
 double median(std::vector<double> v) {
@@ -120,6 +140,10 @@ double slowest(const std::vector<double>& v) { return *std::min_element(v.begin(
 
 nlohmann::ordered_json figures(const std::vector<double>& v) {
   return {{"median", median(v)}, {"slowest", slowest(v)}, {"runs", v}};
+}
+
+nlohmann::ordered_json cpuFigures(const std::vector<double>& v) {
+  return {{"median", median(v)}, {"runs", v}};
 }
 
 // Each run's ingest rate over the same run's baseline: the load of the
@@ -142,15 +166,19 @@ int main(int argc, char** argv) {
   size_t total = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 400000;
   int runs = argc > 2 ? std::atoi(argv[2]) : 3;
   bool baselines = !(argc > 3 && std::strcmp(argv[3], "--ingest-only") == 0);
-  std::vector<double> ingest, raw, raw_curve;
+  std::vector<double> ingest, raw, raw_curve, ingest_cpu, raw_cpu, raw_curve_cpu;
   std::vector<uint64_t> batches(static_cast<size_t>(runs));
   size_t bytes = 0;
   std::string load_before = loadAverage();
+  auto keep = [](const Rate& r, std::vector<double>& rates, std::vector<double>& cpu) {
+    rates.push_back(r.per_s);
+    cpu.push_back(r.cpu_us);
+  };
   for (int r = 0; r < runs; ++r) {
-    ingest.push_back(ingestRate(total, uint64_t(r + 1), &bytes, &batches[size_t(r)]));
+    keep(ingestRate(total, uint64_t(r + 1), &bytes, &batches[size_t(r)]), ingest, ingest_cpu);
     if (!baselines) continue;
-    raw.push_back(rawRate(total, bytes, false));
-    raw_curve.push_back(rawRate(total, bytes, true));
+    keep(rawRate(total, bytes, false), raw, raw_cpu);
+    keep(rawRate(total, bytes, true), raw_curve, raw_curve_cpu);
   }
   nlohmann::ordered_json j;
   j["benchmark"] = "aggregator_ingest";
@@ -161,9 +189,12 @@ int main(int argc, char** argv) {
   j["load_average"] = {load_before, loadAverage()};  // before and after, from /proc/loadavg
   j["ingest_events_per_s"] = figures(ingest);  // CURVE, verify, dedupe, commit (synchronous=FULL), ack
   j["ingest_batches"] = batches;              // transactions per run
+  j["ingest_cpu_us_per_event"] = cpuFigures(ingest_cpu);  // all threads, senders included
   if (baselines) {
     j["raw_pushpull_msgs_per_s"] = figures(raw);  // no CURVE
     j["raw_pushpull_curve_msgs_per_s"] = figures(raw_curve);
+    j["raw_pushpull_cpu_us_per_msg"] = cpuFigures(raw_cpu);
+    j["raw_pushpull_curve_cpu_us_per_msg"] = cpuFigures(raw_curve_cpu);
     // Medians of the per-run ratios (each run's ingest over its own baselines).
     j["ratio"] = median(ratios(ingest, raw));
     j["ratio_vs_curve"] = median(ratios(ingest, raw_curve));

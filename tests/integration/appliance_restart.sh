@@ -8,6 +8,8 @@
 #          watches the sruns the old one started), and so does scancel of the job for the other
 #          one, whose launcher left the job's process tree (setsid -f), so that Slurm's SIGTERM
 #          does not make it cancel its appliance job itself; no surrogate step process is left.
+#          A third step is cancelled while the agent is stopped: back, it cancels that one's
+#          appliance job at once.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -29,6 +31,7 @@ limit_job=$JOB_ID
 submit -J "$tag-steps" -o "$TEST_HOME/$tag.steps" --time=5 <<'SCRIPT'
 #!/bin/bash
 fake-appliance-job --csx 1 --queue-seconds 0.2 --run-seconds 120 &
+fake-appliance-job --csx 3 --queue-seconds 0.2 --run-seconds 120 &
 setsid -f bash -c 'echo $$ >"$0"; exec fake-appliance-job --csx 2 --queue-seconds 0.2 --run-seconds 120' \
     "$HOME/launcher-$SLURM_JOB_ID.pid" >/dev/null
 wait
@@ -46,7 +49,7 @@ running_step() {
 }
 deadline=$((SECONDS + 40))
 until [[ -n $(running_step "$limit_job" '-csx1$') && -n $(running_step "$steps_job" '-csx1$') &&
-    -n $(running_step "$steps_job" '-csx2$') ]]; do
+    -n $(running_step "$steps_job" '-csx2$') && -n $(running_step "$steps_job" '-csx3$') ]]; do
     ((SECONDS < deadline)) || fail "the surrogate steps were not all running within 40 s"
     sleep 0.2
 done
@@ -79,9 +82,29 @@ grep -q "^csctl cancel job $appl1\$" "$ACCEL_HW_MOCK_STATE/appliance/calls.log" 
     fail "the agent never ran 'csctl cancel job $appl1'"
 log "ok: scancel of step $step cancelled $appl1"
 expect_eq "the other appliance job" "RUNNING" "$(state_of "$steps_job" "$appl2")"
-as_test_user scancel "$steps_job"
-
 wait_job_final "$limit_job" 60
+
+# A step that ends while the agent is stopped.
+step3=$(running_step "$steps_job" '-csx3$')
+appl3=$(as_test_user sacct -n -P -j "$steps_job" -o JobName | sed -n 's/^\(wsjob-[a-z0-9]*\)-csx3$/\1/p')
+"$SANDBOX_SCRIPT" stop agentd >/dev/null
+as_test_user scancel "$step3"
+deadline=$((SECONDS + 20))
+while [[ -n $(running_step "$steps_job" '-csx3$') ]]; do
+    ((SECONDS < deadline)) || fail "step $step3 still runs 20 s after scancel"
+    sleep 0.2
+done
+expect_eq "appliance job of step $step3 while the agent is stopped" "RUNNING" "$(state_of "$steps_job" "$appl3")"
+"$SANDBOX_SCRIPT" restart agentd >/dev/null
+deadline=$((SECONDS + 20))
+until [[ $(state_of "$steps_job" "$appl3") == CANCELLED ]]; do
+    ((SECONDS < deadline)) || fail "appliance job $appl3 is $(state_of "$steps_job" "$appl3") 20 s after the agent came back"
+    sleep 0.2
+done
+grep -q "^csctl cancel job $appl3\$" "$ACCEL_HW_MOCK_STATE/appliance/calls.log" ||
+    fail "the agent never ran 'csctl cancel job $appl3'"
+log "ok: the agent, back, cancelled $appl3, whose step $step3 ended while it was stopped"
+as_test_user scancel "$steps_job"
 wait_job_final "$steps_job" 60
 term=$(sed -n 's/^term \([0-9.]*\)$/\1/p' "$TEST_HOME/$tag.limit")
 [[ -n $term ]] || fail "no SIGTERM reached the limited job"

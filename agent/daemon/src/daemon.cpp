@@ -185,14 +185,18 @@ Status Daemon::start() {
   startSurrogateSteps();
   startApplianceWatcher();
   // Surrogate steps a previous daemon started: their sruns are no children of this one.
+  // An srun that is gone ended a step only if every claimed step was made (Slurm may
+  // have refused one, and then its appliance job is not the step's to cancel).
   if (surrogates_)
     for (const auto& rec : manager_->jobs()) {
       if (rec.phase != agent::JobPhase::kReady) continue;
+      const bool all_made = rec.surrogate_steps.size() >= rec.surrogates.size();
       for (const auto& id : rec.surrogates) {
         std::lock_guard<std::mutex> g(surrogate_mu_);
         surrogate_started_.insert(id);
         surrogates_->adopt(SurrogateSpec{.job_id = rec.spec.job_id, .uid = rec.spec.uid, .gid = rec.spec.gid,
-                                         .user = rec.spec.user, .appliance_job = id, .step_name = id});
+                                         .user = rec.spec.user, .appliance_job = id, .step_name = id},
+                           all_made);
       }
     }
   ACCEL_TRY(startLimitEnforcer());

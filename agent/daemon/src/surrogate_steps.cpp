@@ -150,7 +150,7 @@ void SurrogateSteps::launch(const SurrogateSpec& spec) {
   }).detach();
 }
 
-void SurrogateSteps::adopt(const SurrogateSpec& spec) {
+void SurrogateSteps::adopt(const SurrogateSpec& spec, bool gone_means_ended) {
   int fd = -1;
   if (pid_t pid = findSrun(options_, spec); pid > 0) {
     fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -161,6 +161,7 @@ void SurrogateSteps::adopt(const SurrogateSpec& spec) {
       fd = -1;
     }
   }
+  if (fd < 0 && !gone_means_ended) return;
   std::thread([shared = shared_, spec, fd] {
     if (fd >= 0) {
       pollfd p{fd, POLLIN, 0};  // readable once the process has ended

@@ -54,9 +54,10 @@ class SurrogateSteps {
   // After a restart: the srun a previous daemon started for `spec` is no
   // child of this one. It is found by its command line (surrogateArgv's,
   // whatever the step's name) and its end is reported through OnEnd, wait
-  // status -1 (unknown); when there is none, the step ended while no daemon
-  // watched, and OnEnd comes at once.
-  void adopt(const SurrogateSpec& spec);
+  // status -1 (unknown). When there is none, the step ended while no daemon
+  // watched, and OnEnd comes at once if `gone_means_ended`; otherwise (the
+  // caller cannot tell it from an srun Slurm refused) nothing is reported.
+  void adopt(const SurrogateSpec& spec, bool gone_means_ended);
 
  private:
   struct Shared;

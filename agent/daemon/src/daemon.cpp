@@ -127,13 +127,13 @@ Status Daemon::start() {
   auto vendors = setUpVendors(config_, options_.config_path, options_.hw_mock_dir);
   ACCEL_TRY(vendors);
   vendors_ = std::move(*vendors);
+  health_->configLoaded();
+  vendors_.ipu = watchCalls(vendors_.ipu, health_);
+  vendors_.appliance = watchCalls(vendors_.appliance, health_);
   std::string xml = options_.topology_xml.value_or(
       config_.topology_file.value_or(vendors_.topology_xml.value_or("")));
   topo::LoadOptions topo_opts;
   if (!xml.empty()) topo_opts.xml_path = xml;
-  health_->configLoaded();
-  vendors_.ipu = watchCalls(vendors_.ipu, health_);
-  vendors_.appliance = watchCalls(vendors_.appliance, health_);
   auto topology = topo::loadTopology(topo_opts);
   if (!topology.ok()) return topology.error().context("topology");
   agent::Inventory inventory = buildInventory(*topology, xml.empty() ? "live" : xml);
@@ -201,6 +201,9 @@ Status Daemon::start() {
     }
   ACCEL_TRY(startLimitEnforcer());
   ctx_.events_status = [this] { return event::describe(outbox_->stats()); };
+  ctx_.outbox_stats = [this] { return outbox_->stats(); };
+  ctx_.aggregator = config_.aggregator_address.value_or("");
+  ctx_.health = health_.get();
   emitEvent(event::AgentStarted{.version = ACCEL_VERSION,
                                 .jobs_recovered = static_cast<uint32_t>(recovered->adopted + recovered->cleaned)});
   // The hooks that were running when the last daemon died failed without a
@@ -234,9 +237,6 @@ Status Daemon::start() {
   ACCEL_TRY(addToEpoll(epoll_fd_, listener_.fd()));
   ACCEL_TRY(addToEpoll(epoll_fd_, signal_fd_));
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  ctx_.outbox_stats = [this] { return outbox_->stats(); };
-  ctx_.aggregator = config_.aggregator_address.value_or("");
-  ctx_.health = health_.get();
   status_timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (wake_fd_ < 0 || status_timer_fd_ < 0) return sysError("eventfd/timerfd", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, wake_fd_));
@@ -517,16 +517,19 @@ void Daemon::reload() {
   auto config = loadAccelConfig(options_.config_path);
   if (!config.ok()) {
     log::error("reload: config not changed: " + config.error().message());
+    health_->configRefused("config not changed: " + config.error().message());
   } else {
     auto inventory = loadInventory(*config);
     if (!inventory.ok()) {
       log::error("reload: topology not changed: " + inventory.error().message());
+      health_->configRefused("topology not changed: " + inventory.error().message());
     } else {
       // Paths (socket, run dir) keep their start-up values; a restart changes them.
       config_.log_level = config->log_level;
       config_.hook_timeout = config->hook_timeout;
       log::setLevel(levelOf(config_.log_level));
       manager_->replaceInventory(std::move(*inventory));
+      health_->configLoaded();
       log::info("reload: config and topology reloaded; jobs kept");
     }
   }
@@ -544,19 +547,16 @@ void Daemon::drain() {
   pool_stop_ = true;
   pool_cv_.notify_all();
   if (!pool_cv_.wait_for(g, 5s, [this] { return workers_ == 0; }))
-    health_->configRefused("config not changed: " + config.error().message());
     log::warning("stop: worker threads still busy after 5 s; exiting anyway");
 }
 
 int Daemon::run() {
-      health_->configRefused("topology not changed: " + inventory.error().message());
   for (;;) {
     epoll_event events[8];
     int n = epoll_wait(epoll_fd_, events, 8, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
       log::error(std::string("loop: epoll_wait: ") + std::strerror(errno));
-      health_->configLoaded();
       return 1;
     }
     for (int i = 0; i < n; ++i) {

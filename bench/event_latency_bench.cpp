@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   j["sync_delay_us"] = std::chrono::duration_cast<std::chrono::microseconds>(o.sync_delay).count();
   j["latency_ms"] = {{"median", ms[n / 2]}, {"p99", ms[n * 99 / 100]}, {"max", ms.back()}};
   j["spool_syncs"] = st.syncs;
+  j["slowest_spool_sync_ms"] = st.slowest_sync_us / 1000.0;
   j["targets"] = {{"p99_ms", 50}};
   std::printf("%s\n", j.dump(2).c_str());
   return 0;

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -76,16 +77,29 @@ class Outbox::Sender {
     s.reconnects = reconnects_;
     s.io_errors = io_errors_;
     s.syncs = syncs_;
+    s.slowest_sync_us = slowest_sync_us_;
     s.link_up = link_up_;
   }
 
  private:
+  // A zmq error other than the context's end (EINTR from a signal, a socket
+  // error) is counted and the loop carries on: a sender that ended here would
+  // leave every later event spooled and unsent until the next start.
   void run() {
-    try {
-      if (!o_.endpoint.empty()) connect();
-      while (!stop_) turn();
-    } catch (const zmq::error_t&) {
-      // Only context termination gets here; the outbox is being destroyed.
+    while (!stop_) {
+      try {
+        if (!o_.endpoint.empty() && !connected_) {
+          monitor_.reset();  // what a failed attempt left
+          sock_.reset();
+          connect();
+          connected_ = true;
+        }
+        while (!stop_) turn();
+      } catch (const zmq::error_t& e) {
+        if (e.num() == ETERM) return;
+        ++io_errors_;
+        if (e.num() != EINTR) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
     }
   }
 
@@ -101,7 +115,11 @@ class Outbox::Sender {
       if (sync_stop_) break;
       sync_due_.reset();
       lock.unlock();
+      const auto t0 = Clock::now();
       bool ok = spool_.sync().ok();
+      const auto us = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+      if (us > slowest_sync_us_) slowest_sync_us_ = us;  // only this thread writes it
       ++syncs_;
       if (ok) wake();
       lock.lock();
@@ -231,11 +249,12 @@ class Outbox::Sender {
   std::atomic<bool> stop_{false};
   zmq::context_t ctx_{1};
   std::optional<zmq::socket_t> sock_, monitor_;
+  bool connected_ = false;  // connect() finished
   SpoolPos cursor_;
   std::optional<std::vector<uint8_t>> pending_;
   uint64_t in_flight_ = 0;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
-  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, io_errors_{0}, syncs_{0};
+  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, io_errors_{0}, syncs_{0}, slowest_sync_us_{0};
   std::atomic<bool> link_up_{false};
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;

@@ -272,6 +272,7 @@ TEST_F(SpoolTest, OutboxSyncsAppendsWithoutBeingAsked) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_GE((*box)->stats().syncs, 1u);
   EXPECT_EQ((*box)->stats().io_errors, 0u);
+  EXPECT_EQ((*box)->stats().backlog, 1u);  // synced, and kept until acknowledged
 }
 
 TEST_F(SpoolTest, SecretKeyReadableByOthersIsRefusedByName) {

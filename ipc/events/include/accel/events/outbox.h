@@ -61,6 +61,7 @@ struct OutboxStats {
   uint64_t reconnects = 0;     // connections lost
   uint64_t io_errors = 0;      // spool read or sync failures in the sender
   uint64_t syncs = 0;          // fdatasyncs of the spool (appends share them)
+  uint64_t slowest_sync_us = 0;  // the longest of them: how long the disk held events back
   bool link_up = false;        // CURVE handshake done, connection alive
 };
 

@@ -265,7 +265,33 @@ class Outbox::Sender {
 
 Outbox::Outbox(OutboxOptions options) : options_(std::move(options)) {}
 
-Outbox::~Outbox() { sender_.reset(); }
+Outbox::~Outbox() { stop(); }
+
+OutboxStats Outbox::shutdown() {
+  stop();
+  return stats();
+}
+
+void Outbox::stop() {
+  {
+    std::unique_lock lock(publish_mu_);
+    if (!stopped_) {
+      stopped_ = true;
+      retry_cv_.notify_all();
+      lock.unlock();
+      if (retry_thread_.joinable()) retry_thread_.join();
+      lock.lock();
+      drainHeldLocked();  // the sender's stop syncs what this appends
+      lost_at_shutdown_ = held_.size();
+      dropped_lifecycle_ += held_.size();
+      held_.clear();
+      held_bytes_ = 0;
+      held_count_ = 0;
+      held_bytes_stat_ = 0;
+    }
+  }
+  sender_.reset();
+}
 
 Result<std::unique_ptr<Outbox>> Outbox::start(OutboxOptions options) {
   if (options.node.empty()) return Error(ErrorCode::kInvalidArgument, "outbox: node name is empty");
@@ -281,6 +307,8 @@ Result<std::unique_ptr<Outbox>> Outbox::start(OutboxOptions options) {
   if (!epoch.ok()) return epoch.error().context("agent epoch");
   box->epoch_ = *epoch;
   box->sender_ = std::make_unique<Sender>(box->options_, *box->spool_);
+  Outbox* raw = box.get();
+  box->retry_thread_ = std::thread([raw] { raw->retryLoop(); });
   return box;
 }
 
@@ -289,23 +317,87 @@ Status Outbox::publish(const Event& event) {
   const Priority priority = priorityOf(event);
   const bool telemetry = priority == Priority::kTelemetry;
   std::unique_lock lock(publish_mu_);
+  if (stopped_) {
+    (telemetry ? dropped_telemetry_ : dropped_lifecycle_)++;
+    return Error(ErrorCode::kUnavailable, std::string(kindName(event)) + " event lost: the outbox is stopped");
+  }
+  drainHeldLocked();
   h.seq = next_seq_;
   std::vector<uint8_t> bytes = encode(h, event);
   if (bytes.size() > kMaxEnvelopeBytes)
     return Error(ErrorCode::kInvalidArgument, std::string(kindName(event)) + " event too large to send");
-  auto stored = spool_->append({epoch_, h.seq, priority}, bytes);
-  if (!stored.ok() || *stored == Appended::kFull) {
-    (telemetry ? dropped_telemetry_ : dropped_lifecycle_)++;
-    if (!stored.ok()) return stored.error().context("event spool");
-    if (telemetry) return okStatus();
-    return Error(ErrorCode::kUnavailable, std::string(kindName(event)) + " event dropped: event spool full (" +
-                                              std::to_string(spool_->usedBytes()) + " bytes)");
+  if (held_.empty()) {
+    auto stored = appendLocked(h, priority, bytes);
+    if (stored.ok() && *stored == Appended::kStored) {
+      lock.unlock();
+      sender_->appended();
+      return okStatus();
+    }
   }
-  ++next_seq_;
-  lock.unlock();
-  ++published_;
-  sender_->appended();
+  if (telemetry) {  // dropping it is the policy; it never overtakes a held event
+    ++dropped_telemetry_;
+    return okStatus();
+  }
+  return holdLocked(event, h, bytes.size());
+}
+
+// Appends one envelope with the next sequence number (the caller encoded it
+// with next_seq_); the caller tells the syncer.
+Result<Appended> Outbox::appendLocked(const Header& h, Priority priority, const std::vector<uint8_t>& bytes) {
+  auto stored = spool_->append({epoch_, h.seq, priority}, bytes);
+  if (stored.ok() && *stored == Appended::kStored) {
+    ++next_seq_;
+    ++published_;
+  }
+  return stored;
+}
+
+Status Outbox::holdLocked(const Event& event, const Header& h, uint64_t bytes) {
+  if (held_.size() >= options_.held_max_events || held_bytes_ + bytes > options_.held_max_bytes) {
+    ++dropped_lifecycle_;
+    return Error(ErrorCode::kUnavailable, std::string(kindName(event)) + " event lost: event spool full (" +
+                                              std::to_string(spool_->usedBytes()) + " bytes) and " +
+                                              std::to_string(held_.size()) + " events held in memory");
+  }
+  held_.push_back({event, h, bytes});
+  held_bytes_ += bytes;
+  ++held_total_;
+  held_count_ = held_.size();
+  held_bytes_stat_ = held_bytes_;
+  if (held_.size() == 1) retry_cv_.notify_all();
   return okStatus();
+}
+
+// Appends held events in order until one does not fit; each gets its
+// sequence number now, so the stream stays gap-free.
+void Outbox::drainHeldLocked() {
+  bool any = false;
+  while (!held_.empty()) {
+    Held& front = held_.front();
+    front.header.seq = next_seq_;
+    std::vector<uint8_t> bytes = encode(front.header, front.event);
+    auto stored = appendLocked(front.header, priorityOf(front.event), bytes);
+    if (!stored.ok() || *stored != Appended::kStored) break;
+    held_bytes_ -= front.bytes;
+    held_.pop_front();
+    any = true;
+  }
+  held_count_ = held_.size();
+  held_bytes_stat_ = held_bytes_;
+  if (any) sender_->appended();
+}
+
+// Sleeps while nothing is held; otherwise retries every held_retry.
+void Outbox::retryLoop() {
+  std::unique_lock lock(publish_mu_);
+  while (!stopped_) {
+    if (held_.empty()) {
+      retry_cv_.wait(lock, [this] { return stopped_ || !held_.empty(); });
+      continue;
+    }
+    if (retry_cv_.wait_for(lock, options_.held_retry, [this] { return stopped_; })) break;
+    drainHeldLocked();
+  }
 }
 
 OutboxStats Outbox::stats() const {
@@ -316,9 +408,13 @@ OutboxStats Outbox::stats() const {
   s.backlog = spool_->backlog();
   s.dropped_telemetry = dropped_telemetry_;
   s.dropped_lifecycle = dropped_lifecycle_;
+  s.held = held_count_;
+  s.held_bytes = held_bytes_stat_;
+  s.held_total = held_total_;
+  s.lost_at_shutdown = lost_at_shutdown_;
   s.recovered = spool_->recovery().records;
   s.recovery_dropped_bytes = spool_->recovery().dropped_bytes;
-  sender_->fill(s);
+  if (sender_) sender_->fill(s);
   return s;
 }
 
@@ -327,9 +423,13 @@ std::string describe(const OutboxStats& s) {
   out += s.link_up ? "up" : "down";
   out += ", backlog " + std::to_string(s.backlog) + " (" + std::to_string(s.spooled_bytes >> 10) + " KiB)";
   out += ", sent " + std::to_string(s.sent) + ", acked " + std::to_string(s.acked);
+  if (s.held)
+    out += ", held " + std::to_string(s.held) + " lifecycle (" + std::to_string(s.held_bytes >> 10) +
+           " KiB) waiting for spool space";
   if (s.dropped_telemetry || s.dropped_lifecycle)
     out += ", dropped " + std::to_string(s.dropped_telemetry) + " telemetry/" +
            std::to_string(s.dropped_lifecycle) + " lifecycle";
+  if (s.lost_at_shutdown) out += " (" + std::to_string(s.lost_at_shutdown) + " held lifecycle lost at shutdown)";
   return out;
 }
 

@@ -24,12 +24,6 @@ foreach(scenario IN LISTS accel_fault_scenarios)
                        TIMEOUT 150)
 endforeach()
 
-# Disabled until events survive a full file system under the spool: Outbox::publish
-# (ipc/events/src/outbox.cpp) drops an event the spool cannot append (ENOSPC), lifecycle
-# priority included, and only counts it ("dropped 0 telemetry/26 lifecycle" for a job's ten
-# steps); they get no sequence number, so the aggregator cannot notice the hole.
-set_tests_properties(integration.faults_disk_full_spool PROPERTIES DISABLED TRUE)
-
 # Disabled until an appliance limit does not depend on the node's and the appliance's wall
 # clocks agreeing: the deadline is the appliance job's startTime (the appliance's clock, from
 # csctl) plus the budget, armed on a CLOCK_REALTIME timerfd (agent/daemon/src/limit_enforcer.cpp).

@@ -82,6 +82,9 @@ TEST_F(DaemonProcessTest, KillNineBetweenPrologAndEpilogLosesNothing) {
   // The re-adopted job still holds its GPU.
   auto clash = h_.ctl({"prolog"}, AgentHarness::jobEnv(2002, 4242, "0"));
   EXPECT_EQ(clash.exit_code, 1) << clash.err;
+  // slurmd runs the refused job's epilog too: it removes the failed record
+  // that job left (holding nothing).
+  ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(2002, 4242)).exit_code, 0);
   ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(2001, 4242)).exit_code, 0);
   EXPECT_FALSE(exists(h_.runDir() + "/jobs/2001"));
   EXPECT_TRUE(jobs().empty());

@@ -88,16 +88,13 @@ Status JobManager::saveLocked(const JobRecord& rec) {
   return store_.save(rec);
 }
 
-// After a prolog failure that left nothing behind. A node fault is
-// forgotten (Slurm drains the node and requeues the job; a retry starts
-// clean). A request this node can never meet is kept as a failed record
-// holding nothing, so the job's tasks can be told why and the node stays up.
-void JobManager::forgetOrKeepFailedLocked(JobRecord rec, const Error& why) {
-  if (why.code() != ErrorCode::kInvalidArgument) {
-    records_.erase(rec.spec.job_id);
-    (void)store_.remove(rec.spec.job_id);
-    return;
-  }
+// After a prolog failure that left nothing behind: the job is kept as a
+// failed record holding nothing, saying why, until its epilog. The job's
+// tasks can be told why (a request this node can never meet: the node stays
+// up), and the epilog that Slurm runs after a failed prolog finds the job and
+// reports its end, also for a node fault (Slurm drains the node and requeues
+// the job; a retried prolog starts clean).
+void JobManager::keepFailedLocked(JobRecord rec, const Error& why) {
   rec.phase = JobPhase::kFailed;
   rec.devices.clear();
   rec.env.clear();
@@ -174,7 +171,7 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
     rec.prolog_started_ns = now_();
     auto devices = chooseDevices(spec);
     if (!devices.ok()) {
-      forgetOrKeepFailedLocked(rec, devices.error());
+      keepFailedLocked(rec, devices.error());
       return devices.error();
     }
     rec.devices = *devices;
@@ -194,7 +191,7 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
     if (rollback.ok()) {
       for (uint32_t d : rec.devices) held_.erase(d);
       rec.devices.clear();
-      forgetOrKeepFailedLocked(rec, setup.error());
+      keepFailedLocked(rec, setup.error());
     } else {
       (void)saveLocked(rec);  // keep it: the epilog must finish the cleanup
     }

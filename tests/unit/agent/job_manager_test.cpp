@@ -175,8 +175,15 @@ TEST_F(JobManagerTest, HeldGpuIsNeverGivenTwice) {
   auto r = m->prolog(spec(2, "0"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kConflict);
-  EXPECT_FALSE(m->job(2).has_value());
+  // Kept for its epilog, failed and holding nothing: GPU 0 stays job 1's.
+  ASSERT_TRUE(m->job(2).has_value());
+  EXPECT_EQ(m->job(2)->phase, JobPhase::kFailed);
+  EXPECT_TRUE(m->job(2)->devices.empty());
+  EXPECT_EQ(m->job(1)->devices, std::vector<uint32_t>{0});
   EXPECT_FALSE(exists(root_ + "/jobs/2"));
+  ASSERT_TRUE(m->epilog(2).ok());
+  EXPECT_FALSE(m->job(2).has_value());
+  EXPECT_TRUE(m->job(1).has_value());
 }
 
 TEST_F(JobManagerTest, FailedPrologRollsBackAndRetrySucceeds) {
@@ -293,7 +300,10 @@ TEST_F(JobManagerTest, RequestTheNodeCannotMeetIsKeptAsFailedHoldingNothing) {
   auto r = m->prolog(s);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kNotFound);
-  EXPECT_FALSE(m->job(51).has_value());  // node faults are forgotten
+  // A node fault too leaves a failed record holding nothing, for the epilog.
+  ASSERT_TRUE(m->job(51).has_value());
+  EXPECT_EQ(m->job(51)->phase, JobPhase::kFailed);
+  EXPECT_TRUE(m->job(51)->devices.empty());
 
   JobRequestSpec bad = spec(52, "1,");  // malformed list: the job's own request
   auto u = m->prolog(bad);

@@ -74,8 +74,9 @@ class JobManager {
   // prolog retried after a partial failure rolls the old attempt back first.
   // Errors: kConflict (Slurm's GPUs held by another job: the node's view
   // and Slurm's disagree), kInvalidArgument (the request can never be met on
-  // this node: the job fails, the node stays up; the job is kept as a failed
-  // record saying why), anything a step returns.
+  // this node: the job fails, the node stays up), anything a step returns.
+  // A prolog that failed and undid its work leaves a failed record holding
+  // nothing, saying why, for the epilog to remove.
   Result<JobRecord> prolog(const JobRequestSpec& spec);
 
   // Removes everything of the job. An unknown job, or a job already cleaned,
@@ -125,7 +126,7 @@ class JobManager {
   template <typename F>
   Status changeLive(uint32_t job_id, F change);
   void noteErrorLocked(const std::string& message);
-  void forgetOrKeepFailedLocked(JobRecord rec, const Error& why);
+  void keepFailedLocked(JobRecord rec, const Error& why);
   void deviceEnvLocked(JobRecord& rec) const;
   static void limitEnv(JobRecord& rec);
   std::mutex& jobLock(uint32_t job_id) { return job_locks_[job_id % job_locks_.size()]; }

@@ -24,10 +24,3 @@ foreach(scenario IN LISTS accel_fault_scenarios)
                        TIMEOUT 150)
 endforeach()
 
-# Disabled until an appliance limit does not depend on the node's and the appliance's wall
-# clocks agreeing: the deadline is the appliance job's startTime (the appliance's clock, from
-# csctl) plus the budget, armed on a CLOCK_REALTIME timerfd (agent/daemon/src/limit_enforcer.cpp).
-# With the agent's clock an hour ahead when the appliance job starts, SIGTERM comes after
-# about 0.9 s of a 3 s budget (an hour behind, about an hour late). faults_clock_jump, where
-# the jump comes after the deadline was armed, passes.
-set_tests_properties(integration.faults_clock_jump_queued PROPERTIES DISABLED TRUE)

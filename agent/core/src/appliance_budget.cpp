@@ -55,6 +55,11 @@ bool noteApplianceJob(ApplianceBudget& b, const appliance::ApplianceJob& job) {
   int64_t end = job.end_ns > 0 ? job.end_ns : (appliance::isFinal(job.state) ? job.start_ns : 0);
   ActiveInterval want{job.id, job.start_ns, end};
   if (auto* r = find(b, job.id, false)) {
+    // A start or end once recorded stands (a restarted daemon's first look
+    // at the appliance cannot place them as well as the look that saw them).
+    if (r->start_ns > 0) want.start_ns = r->start_ns;
+    if (r->end_ns > 0) want.end_ns = r->end_ns;
+    if (want.end_ns > 0 && want.end_ns < want.start_ns) want.end_ns = want.start_ns;
     if (*r == want) return false;
     *r = want;
     return true;

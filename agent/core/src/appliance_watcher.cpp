@@ -1,6 +1,7 @@
 #include "accel/agent/appliance_watcher.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 namespace accel::agent {
@@ -62,12 +63,39 @@ void ApplianceWatcher::poke() {
   cv_.notify_all();
 }
 
+// The appliance stamps its jobs with its own clock; limits are kept on the
+// node's. A time the appliance reports is trusted only within the window in
+// which the node saw the change happen: after the previous list was asked for
+// (when the job was not yet running, or not yet over) and before this list
+// came back. Clocks that agree are left exact; clocks that disagree cost at
+// most one poll interval, never the skew (an hour ahead or behind).
+ApplianceJob ApplianceWatcher::onNodeClock(ApplianceJob j, const ApplianceJob* old, int64_t answered_ns) const {
+  const bool seen_before = prev_asked_ns_ > 0 && live_prev_.count(j.slurm_job_id) > 0;
+  const int64_t lo = seen_before ? prev_asked_ns_ : std::numeric_limits<int64_t>::min();
+  if (j.start_ns > 0) {
+    if (old != nullptr && old->start_ns > 0) j.start_ns = old->start_ns;
+    else j.start_ns = std::clamp(j.start_ns, std::min(lo, answered_ns), answered_ns);
+  }
+  if (j.end_ns > 0) {
+    if (old != nullptr && old->end_ns > 0) {
+      j.end_ns = old->end_ns;
+    } else {
+      int64_t floor = std::max(lo, j.start_ns);
+      j.end_ns = std::clamp(j.end_ns, std::min(floor, answered_ns), answered_ns);
+    }
+  }
+  return j;
+}
+
 Status ApplianceWatcher::pollOnce() {
   auto live_list = live_();
   std::set<uint32_t> live(live_list.begin(), live_list.end());
   std::vector<ApplianceJob> seen;
+  int64_t asked_ns = 0, answered_ns = 0;
   if (!live.empty()) {
+    asked_ns = now_();
     auto jobs = client_->jobs();
+    answered_ns = now_();
     if (!jobs.ok()) {
       std::lock_guard<std::mutex> g(mu_);
       last_error_ = jobs.error().message();
@@ -81,13 +109,17 @@ Status ApplianceWatcher::pollOnce() {
     std::lock_guard<std::mutex> g(mu_);
     last_error_.clear();
     std::map<std::string, ApplianceJob> next;
-    for (auto& j : seen) {
-      auto old = tracked_.find(j.id);
-      if (old == tracked_.end() || old->second.state != j.state || old->second.systems != j.systems)
+    for (auto& raw : seen) {
+      auto old = tracked_.find(raw.id);
+      ApplianceJob j = onNodeClock(std::move(raw), old == tracked_.end() ? nullptr : &old->second, answered_ns);
+      if (old == tracked_.end() || old->second.state != j.state || old->second.systems != j.systems ||
+          old->second.start_ns != j.start_ns || old->second.end_ns != j.end_ns)
         changed.push_back(j);
       next[j.id] = std::move(j);
     }
     tracked_ = std::move(next);  // jobs of Slurm jobs that ended here are forgotten
+    prev_asked_ns_ = asked_ns;
+    live_prev_ = std::move(live);
   }
   for (const auto& j : changed) on_change_(j);  // outside the lock: it may ask secondsOf()
   return okStatus();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "accel/agentd/job_clock.h"
 #include "accel/common/log.h"
 #include "accel/common/text.h"
 #include "accel/schemas/control_generated.h"
@@ -98,12 +99,6 @@ int64_t monoUs() {
   return int64_t{ts.tv_sec} * 1'000'000 + ts.tv_nsec / 1000;
 }
 
-int64_t realtimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 std::string accelKind(const agent::JobRecord& r) {
   if (r.spec.ipus > 0) return "ipu";
   if (!r.devices.empty()) return "gpu";
@@ -177,7 +172,7 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
   event::EpilogFinished e{.job_id = req->job_id()};
   e.duration_us = static_cast<uint64_t>(std::max<int64_t>(0, monoUs() - started_us));
   if (before) {
-    e.appliance_seconds = static_cast<uint64_t>(agent::usedNs(before->budget, realtimeNs()) / 1'000'000'000);
+    e.appliance_seconds = static_cast<uint64_t>(agent::usedNs(before->budget, jobClockNs()) / 1'000'000'000);
     if (before->budget.enforced_ns != 0) e.result = event::JobResult::kTimeLimit;
   }
   if (!s.ok()) {

@@ -21,6 +21,7 @@
 #include "accel/agent/job_dir_step.h"
 #include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/inventory_builder.h"
+#include "accel/agentd/job_clock.h"
 #include "accel/agentd/notify.h"
 #include "accel/agentd/slurm_jobs.h"
 #include "accel/agentd/stale_jobs.h"
@@ -153,7 +154,7 @@ Status Daemon::start() {
   }
   steps.push_back(std::make_unique<agent::EnvFileStep>());  // last: sees every step's variables
   manager_ = std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
-                                                 std::move(inventory), std::move(steps), realtimeNs);
+                                                 std::move(inventory), std::move(steps), jobClockNs);
   ACCEL_TRY(makeDirectory(config_.state_dir, 0700).context("state directory"));
   auto opts = event::outboxOptionsFrom(config_, shortHostname());
   if (!opts.ok()) return opts.error().context("event outbox");
@@ -297,7 +298,7 @@ void Daemon::startApplianceWatcher() {
   };
   appliance_ = std::make_unique<agent::ApplianceWatcher>(
       vendors_.appliance, std::chrono::duration_cast<std::chrono::milliseconds>(config_.appliance_poll_interval),
-      live, changed, realtimeNs);
+      live, changed, jobClockNs);
   ctx_.appliance_jobs = [this](uint32_t id) { return appliance_->jobsOf(id); };
   ctx_.appliance_seconds = [this](uint32_t id) { return appliance_->secondsOf(id); };
   ctx_.jobs_changed = [this] { appliance_->poke(); };
@@ -310,7 +311,7 @@ Status Daemon::startLimitEnforcer() {
   EnforcerActions actions;
   actions.signal_tasks = signalTasks;
   actions.emit = [this](const event::Event& e) { emitEvent(e); };
-  actions.now = realtimeNs;
+  actions.now = jobClockNs;
   if (vendors_.appliance) actions.cancel_appliance = [this](uint32_t id) { cancelApplianceJobs(id); };
   const int64_t grace_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(config_.appliance_kill_grace).count();
   limits_ = std::make_unique<LimitEnforcer>(*manager_, grace_ns, std::move(actions));

@@ -37,7 +37,7 @@ LimitEnforcer::~LimitEnforcer() {
 }
 
 Status LimitEnforcer::start() {
-  timer_fd_ = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+  timer_fd_ = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
   stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (timer_fd_ < 0 || stop_fd_ < 0) return sysError("limit timer", errno);
   rearm();  // an overdue action fires at once
@@ -85,12 +85,16 @@ void LimitEnforcer::armLocked() {
     int64_t t = agent::limitTimes(rec.budget, agent::limitPolicy(rec.spec, grace_ns_), now).earliest();
     if (t != 0 && (next == 0 || t < next)) next = t;
   }
-  // An absolute time in the past fires at once; zero would disarm.
+  // Armed relative to now on CLOCK_BOOTTIME: a step of the wall clock after
+  // this moves nothing (now() is the job clock, which does not step either).
+  // A time already past fires at once; zero would disarm.
   itimerspec its{};
-  its.it_value.tv_sec = next / 1'000'000'000;
-  its.it_value.tv_nsec = next % 1'000'000'000;
-  if (next != 0 && its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0) its.it_value.tv_nsec = 1;
-  timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &its, nullptr);
+  if (next != 0) {
+    const int64_t in = std::max<int64_t>(1, next - now);
+    its.it_value.tv_sec = in / 1'000'000'000;
+    its.it_value.tv_nsec = in % 1'000'000'000;
+  }
+  timerfd_settime(timer_fd_, 0, &its, nullptr);
 }
 
 void LimitEnforcer::run() {

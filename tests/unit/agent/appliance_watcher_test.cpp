@@ -75,13 +75,16 @@ TEST(ApplianceSeconds, CountsRunningTimeOnceAndNeverTheQueue) {
 }
 
 TEST_F(ApplianceWatcherTest, ReportsNewJobsAndStateChangesOnly) {
+  now = 80 * kSec;
   fake->list = {job("wsjob-a", 65, ApplianceState::kQueued, 1), job("wsjob-other", 66, ApplianceState::kRunning, 2)};
   ASSERT_TRUE(w.pollOnce().ok());
+  now = 85 * kSec;
   ASSERT_EQ(changes.size(), 1u) << "only the live Slurm job's appliance work";
   EXPECT_EQ(changes[0].id, "wsjob-a");
   ASSERT_TRUE(w.pollOnce().ok());
   EXPECT_EQ(changes.size(), 1u) << "nothing changed, nothing reported";
   fake->list[0] = job("wsjob-a", 65, ApplianceState::kRunning, 1, 90 * kSec);
+  now = 100 * kSec;
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(changes.size(), 2u);
   EXPECT_EQ(changes[1].state, ApplianceState::kRunning);
@@ -111,6 +114,47 @@ TEST_F(ApplianceWatcherTest, JobsThatEndedHereAreForgottenAndNoPollIsMadeWithout
   ASSERT_TRUE(w.pollOnce().ok());
   EXPECT_EQ(fake->polls, polls) << "no live job, no call to the appliance";
   EXPECT_TRUE(w.jobsOf(65).empty());
+}
+
+// The appliance's clock is not the node's: a start or end it reports is kept
+// within the window in which the node saw the change (after the poll that saw
+// the job otherwise, before the answer that shows it), so a skew of an hour
+// either way costs at most one poll interval.
+TEST_F(ApplianceWatcherTest, AppliancesTimesAreKeptWithinWhatTheNodeSaw) {
+  const int64_t hour = 3600 * kSec;
+  const int64_t t0 = int64_t{1'790'000'000} * kSec;  // in 2026: times count from the epoch
+  now = t0 + 1000 * kSec;
+  fake->list = {job("wsjob-a", 65, ApplianceState::kQueued, 1)};
+  ASSERT_TRUE(w.pollOnce().ok());
+  // Started (appliance clock an hour behind) between the node's 1000 s and 1001 s.
+  now = t0 + 1001 * kSec;
+  fake->list[0] = job("wsjob-a", 65, ApplianceState::kRunning, 1, t0 + 1000 * kSec + kSec / 2 - hour);
+  ASSERT_TRUE(w.pollOnce().ok());
+  ASSERT_EQ(w.jobsOf(65).size(), 1u);
+  EXPECT_EQ(w.jobsOf(65)[0].start_ns, t0 + 1000 * kSec) << "not an hour early";
+  EXPECT_DOUBLE_EQ(w.secondsOf(65), 1.0);
+  // The start, once placed, stands, whatever the appliance says later.
+  now = t0 + 1005 * kSec;
+  fake->list[0].start_ns = t0 + 900 * kSec;
+  ASSERT_TRUE(w.pollOnce().ok());
+  EXPECT_EQ(w.jobsOf(65)[0].start_ns, t0 + 1000 * kSec);
+  // Ended, by the appliance's clock an hour ahead: no later than the answer.
+  now = t0 + 1006 * kSec;
+  fake->list[0] = job("wsjob-a", 65, ApplianceState::kSucceeded, 1, t0 + 900 * kSec, t0 + 1005 * kSec + hour);
+  ASSERT_TRUE(w.pollOnce().ok());
+  EXPECT_EQ(w.jobsOf(65)[0].end_ns, t0 + 1006 * kSec);
+  EXPECT_DOUBLE_EQ(w.secondsOf(65), 6.0);
+  // A second job whose clocks agree with the node's keeps its exact times.
+  now = t0 + 1010 * kSec;
+  fake->list.push_back(job("wsjob-b", 65, ApplianceState::kRunning, 1, t0 + 1007 * kSec + kSec / 4));
+  ASSERT_TRUE(w.pollOnce().ok());
+  auto both = w.jobsOf(65);
+  ASSERT_EQ(both.size(), 2u);
+  for (const auto& j : both) {
+    if (j.id == "wsjob-b") {
+      EXPECT_EQ(j.start_ns, t0 + 1007 * kSec + kSec / 4);
+    }
+  }
 }
 
 TEST(ApplianceWatcherThread, PollsWhileJobsAreLiveAndSleepsOtherwise) {

@@ -6,7 +6,9 @@
 // job it does not poll at all (no idle wake-ups).
 //
 // The appliance is the source of truth, so nothing is persisted: a restarted
-// daemon sees every appliance job again on its first poll.
+// daemon sees every appliance job again on its first poll. The times it
+// reports are moved onto the node's clock (see onNodeClock): a start or end is
+// kept within the window in which the node saw it happen.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +54,8 @@ class ApplianceWatcher {
 
  private:
   void run();
+  appliance::ApplianceJob onNodeClock(appliance::ApplianceJob job, const appliance::ApplianceJob* old,
+                                      int64_t answered_ns) const;
 
   std::shared_ptr<appliance::ApplianceClient> client_;
   std::chrono::milliseconds interval_;
@@ -60,7 +65,9 @@ class ApplianceWatcher {
 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable cv_;
-  std::map<std::string, appliance::ApplianceJob> tracked_;  // by appliance job id
+  std::map<std::string, appliance::ApplianceJob> tracked_;  // by appliance job id, times on the node's clock
+  int64_t prev_asked_ns_ = 0;            // when the last good poll asked (node clock); 0: none yet
+  std::set<uint32_t> live_prev_;         // the Slurm jobs that poll covered
   std::string last_error_;
   bool poked_ = false;
   bool polling_ = false;  // the last round had live jobs: the next poll is due anyway

@@ -70,10 +70,10 @@ class Daemon {
 
   DaemonOptions options_;
   AccelConfig config_;
-  Vendors vendors_;
   // Shared with the vendor clients, which note their calls in it (a detached
   // cancel may outlive the daemon).
   std::shared_ptr<NodeHealth> health_ = std::make_shared<NodeHealth>();
+  Vendors vendors_;
   std::unique_ptr<event::Outbox> outbox_;  // before manager_: outlives the workers' use
   std::unique_ptr<agent::JobManager> manager_;
   std::unique_ptr<LimitEnforcer> limits_;  // before appliance_: outlives its calls

@@ -83,6 +83,13 @@ grep -q "^csctl cancel job $appl1\$" "$ACCEL_HW_MOCK_STATE/appliance/calls.log" 
 log "ok: scancel of step $step cancelled $appl1"
 expect_eq "the other appliance job" "RUNNING" "$(state_of "$steps_job" "$appl2")"
 wait_job_final "$limit_job" 60
+# Its epilog must have run before the agent is stopped below: an epilog that finds the agent
+# down fails, and slurmd drains the node for it.
+deadline=$((SECONDS + 30))
+while [[ -n $(squeue -h -j "$limit_job" -o %T 2>/dev/null) || -e $ACCEL_SANDBOX_DIR/run/accel/state/$limit_job.json ]]; do
+    ((SECONDS < deadline)) || fail "job $limit_job is still completing on the node 30 s after its end"
+    sleep 0.2
+done
 
 # A step that ends while the agent is stopped.
 step3=$(running_step "$steps_job" '-csx3$')
@@ -129,4 +136,6 @@ grep -q "^csctl cancel job $appl2\$" "$ACCEL_HW_MOCK_STATE/appliance/calls.log" 
 log "ok: the agent cancelled $appl2 with its job, no surrogate step process left"
 wait_comment "$limit_job" 60
 expect_eq "summary result" "time_limit" "$(summary_of "$COMMENT" | jq -r .result)"
+node_state=$(sinfo -h -o %T) || fail "sinfo failed"
+[[ $node_state != *drain* ]] || fail "the node is $node_state ($(sinfo -h -o %E)): no epilog may have met the agent down"
 log "PASS"

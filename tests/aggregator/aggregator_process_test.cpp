@@ -2,6 +2,7 @@
 // over ZeroMQ ipc:// in a temp dir: delivery exactly once across restarts and
 // kill -9 of either side; hostile peers are refused and counted.
 #include <arpa/inet.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -90,9 +92,23 @@ class AggregatorProcessTest : public ::testing::Test {
     sa.sun_family = AF_UNIX;
     std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s/notify", dir_.c_str());
     ASSERT_EQ(bind(notify_fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    // Read every notification as systemd does: an unread socket fills after
+    // max_dgram_qlen (10) datagrams and then blocks the aggregator's main loop
+    // in sd_notify (STATUS= once a second), which froze slow runs after ~11 s.
+    notify_reader_ = std::thread([this] {
+      char buf[512];
+      while (!stop_reader_) {
+        pollfd p{notify_fd_, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0) continue;
+        ssize_t n = recv(notify_fd_, buf, sizeof buf - 1, MSG_DONTWAIT);
+        if (n > 0 && std::string(buf, size_t(n)).find("READY=1") != std::string::npos) ++readies_;
+      }
+    });
   }
   void TearDown() override {
     if (agg_ > 0) kill(agg_, SIGKILL), waitpid(agg_, nullptr, 0);
+    stop_reader_ = true;
+    if (notify_reader_.joinable()) notify_reader_.join();
     close(notify_fd_);
     if (!HasFailure()) (void)accel::removeTree(dir_);
     else std::fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
@@ -100,12 +116,11 @@ class AggregatorProcessTest : public ::testing::Test {
   std::string endpoint() const { return "ipc://" + dir_ + "/agg.sock"; }
 
   void startAggregator() {
+    int before = readies_;
     agg_ = spawn({ACCEL_AGGREGATORD, "--config", dir_ + "/agg.conf"}, dir_ + "/agg.log", dir_ + "/notify");
     auto end = std::chrono::steady_clock::now() + 10s;
-    char buf[512];
     while (std::chrono::steady_clock::now() < end) {
-      ssize_t n = recv(notify_fd_, buf, sizeof buf - 1, MSG_DONTWAIT);
-      if (n > 0 && std::string(buf, size_t(n)).find("READY=1") != std::string::npos) return;
+      if (readies_ > before) return;
       std::this_thread::sleep_for(10ms);
     }
     FAIL() << "aggregator not ready";
@@ -167,6 +182,9 @@ class AggregatorProcessTest : public ::testing::Test {
   CurveKeyPair server_, node_;
   uint16_t port_ = 0;
   int notify_fd_ = -1;
+  std::thread notify_reader_;
+  std::atomic<bool> stop_reader_{false};
+  std::atomic<int> readies_{0};
   pid_t agg_ = -1;
 };
 

@@ -583,6 +583,12 @@ int Daemon::run() {
           epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listener_.fd(), nullptr);
           listener_ = ipc::Socket();
           drain();
+          // Events still held for want of spool space cannot outlive the
+          // process: say how many are lost (they are counted too).
+          auto last = outbox_->shutdown();
+          if (last.lost_at_shutdown > 0)
+            log::warning("stop: " + std::to_string(last.lost_at_shutdown) +
+                         " job event(s) held for want of spool space are lost; " + event::describe(last));
           return 0;
         }
       }

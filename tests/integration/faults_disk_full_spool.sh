@@ -5,7 +5,7 @@
 # with ten steps (some fifty events, more than the spool's last page holds) runs meanwhile:
 # it completes, the node stays in service, and once the disk has room again every event of
 # the job (its steps' and tasks' too) reaches the aggregator exactly once: none may be
-# dropped. The agent drops them for now (see tests-faults.cmake).
+# dropped: the outbox holds what the disk refuses and appends it once there is room.
 # shellcheck source=tests/integration/faults_lib.sh
 source "$(dirname -- "$0")/faults_lib.sh"
 

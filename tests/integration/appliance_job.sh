@@ -42,9 +42,11 @@ out=$(<"$output")
 log "job output:"$'\n'"$out"
 grep -q 'failed' <<<"$out" && fail "an appliance job failed"
 # The train job runs 1 s after submission; one poll interval (1 s) later the agent must know.
+# The slack (0.9 s) is for a loaded machine: the job's own polling of `accelctl job` and the
+# fake's start-up; a poll interval missed would show as 3 s or more.
 seen=$(sed -n 's/^running seen after \([0-9.]*\) s$/\1/p' <<<"$out")
 [[ -n $seen ]] || fail "the agent never showed the train job running"
-(($(echo "$seen <= 1 + 1 + 0.5" | bc))) ||
+(($(echo "$seen <= 1 + 1 + 0.9" | bc))) ||
     fail "the agent saw the train job running only after $seen s (queue 1 s + poll interval 1 s)"
 expect_eq "final view: compile and train succeeded" 'final [["succeeded",0],["succeeded",1]]' \
     "$(grep '^final ' <<<"$out")"

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <utility>
 
 #include "accel/exec/client_process.h"
 #include <string>
@@ -20,32 +21,11 @@ std::mutex& slurmMutex() {
   return mu;
 }
 
-}  // namespace
-
-Result<uint32_t> tasksOnNodeIsolated(const std::string& agentd_path, uint32_t job_id,
-                                     std::chrono::milliseconds timeout) {
-  exec::ClientCall call;
-  call.argv = {agentd_path, "--job-tasks", std::to_string(job_id)};
-  call.timeout = timeout;
-  call.max_output = 4096;
-  auto r = exec::runClient(call);
-  ACCEL_TRY(r);
-  if (!r->succeeded()) return Error(ErrorCode::kUnavailable, "task count of job " + std::to_string(job_id) + ": " + r->describe());
-  char* end = nullptr;
-  unsigned long n = std::strtoul(r->out.c_str(), &end, 10);
-  if (n == 0 || n > 65536 || (*end != '\n' && *end != '\0'))
-    return Error(ErrorCode::kParse, "task count of job " + std::to_string(job_id) + ": bad answer");
-  return static_cast<uint32_t>(n);
-}
-
-uint32_t tasksPerNode(uint32_t num_tasks, uint32_t num_nodes, uint32_t ntasks_per_node) {
-  if (isSet(ntasks_per_node)) return ntasks_per_node;
-  if (!isSet(num_tasks)) return 1;
-  uint32_t nodes = isSet(num_nodes) ? num_nodes : 1;
-  return std::max<uint32_t>(1, (num_tasks + nodes - 1) / nodes);
-}
-
-Result<uint32_t> tasksOnNode(uint32_t job_id) {
+// Loads one job from slurmctld and hands it to `use` (under the lock, before
+// the message is freed). kNotFound for a job slurmctld does not know,
+// kUnavailable when it cannot answer.
+template <typename F>
+auto withJob(uint32_t job_id, F use) -> Result<decltype(use(std::declval<const slurm_job_info_t&>()))> {
   std::lock_guard<std::mutex> g(slurmMutex());
   static std::once_flag init;
   std::call_once(init, [] { slurm_init(nullptr); });
@@ -59,13 +39,53 @@ Result<uint32_t> tasksOnNode(uint32_t job_id) {
     slurm_free_job_info_msg(msg);
     return Error(ErrorCode::kNotFound, "slurmctld: job " + std::to_string(job_id) + " not found");
   }
-  const slurm_job_info_t& j = msg->job_array[0];
-  // Without -n/--ntasks slurmctld still fills num_tasks (from the CPUs); only
-  // a count the user gave says how many GCDs the job wants.
-  bool asked = (j.bitflags & JOB_NTASKS_SET) != 0 || isSet(j.ntasks_per_node);
-  uint32_t n = asked ? tasksPerNode(j.num_tasks, j.num_nodes, j.ntasks_per_node) : 1;
+  auto out = use(msg->job_array[0]);
   slurm_free_job_info_msg(msg);
-  return n;
+  return out;
+}
+
+// Runs `agentd_path FLAG JOB` (a libslurm question asked in a child, which
+// libslurm may end) and returns what it printed. `what` names the question
+// in errors.
+Result<std::string> askChild(const std::string& agentd_path, const char* flag, uint32_t job_id,
+                             const std::string& what, std::chrono::milliseconds timeout) {
+  exec::ClientCall call;
+  call.argv = {agentd_path, flag, std::to_string(job_id)};
+  call.timeout = timeout;
+  call.max_output = 4096;
+  auto r = exec::runClient(call);
+  ACCEL_TRY(r);
+  if (!r->succeeded()) return Error(ErrorCode::kUnavailable, what + " of job " + std::to_string(job_id) + ": " + r->describe());
+  return r->out;
+}
+
+}  // namespace
+
+Result<uint32_t> tasksOnNodeIsolated(const std::string& agentd_path, uint32_t job_id,
+                                     std::chrono::milliseconds timeout) {
+  auto out = askChild(agentd_path, "--job-tasks", job_id, "task count", timeout);
+  ACCEL_TRY(out);
+  char* end = nullptr;
+  unsigned long n = std::strtoul(out->c_str(), &end, 10);
+  if (n == 0 || n > 65536 || (*end != '\n' && *end != '\0'))
+    return Error(ErrorCode::kParse, "task count of job " + std::to_string(job_id) + ": bad answer");
+  return static_cast<uint32_t>(n);
+}
+
+uint32_t tasksPerNode(uint32_t num_tasks, uint32_t num_nodes, uint32_t ntasks_per_node) {
+  if (isSet(ntasks_per_node)) return ntasks_per_node;
+  if (!isSet(num_tasks)) return 1;
+  uint32_t nodes = isSet(num_nodes) ? num_nodes : 1;
+  return std::max<uint32_t>(1, (num_tasks + nodes - 1) / nodes);
+}
+
+Result<uint32_t> tasksOnNode(uint32_t job_id) {
+  return withJob(job_id, [](const slurm_job_info_t& j) {
+    // Without -n/--ntasks slurmctld still fills num_tasks (from the CPUs); only
+    // a count the user gave says how many GCDs the job wants.
+    bool asked = (j.bitflags & JOB_NTASKS_SET) != 0 || isSet(j.ntasks_per_node);
+    return asked ? tasksPerNode(j.num_tasks, j.num_nodes, j.ntasks_per_node) : uint32_t{1};
+  });
 }
 
 JobPresence presenceFromState(uint32_t job_state) {
@@ -81,37 +101,17 @@ JobPresence presenceFromState(uint32_t job_state) {
 }
 
 Result<JobPresence> jobPresence(uint32_t job_id) {
-  std::lock_guard<std::mutex> g(slurmMutex());
-  static std::once_flag init;
-  std::call_once(init, [] { slurm_init(nullptr); });
-  job_info_msg_t* msg = nullptr;
-  if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
-    int err = slurm_get_errno();
-    if (err == ESLURM_INVALID_JOB_ID) return JobPresence::kGone;
-    return Error(ErrorCode::kUnavailable, "slurmctld: job " + std::to_string(job_id) + ": " + slurm_strerror(err));
-  }
-  if (msg == nullptr || msg->record_count == 0) {
-    slurm_free_job_info_msg(msg);
-    return JobPresence::kGone;
-  }
-  const slurm_job_info_t& j = msg->job_array[0];
-  JobPresence p = presenceFromState(j.job_state);
-  slurm_free_job_info_msg(msg);
+  auto p = withJob(job_id, [](const slurm_job_info_t& j) { return presenceFromState(j.job_state); });
+  if (!p.ok() && p.error().code() == ErrorCode::kNotFound) return JobPresence::kGone;
   return p;
 }
 
 Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t job_id,
                                         std::chrono::milliseconds timeout) {
-  exec::ClientCall call;
-  call.argv = {agentd_path, "--job-presence", std::to_string(job_id)};
-  call.timeout = timeout;
-  call.max_output = 4096;
-  auto r = exec::runClient(call);
-  ACCEL_TRY(r);
-  if (!r->succeeded())
-    return Error(ErrorCode::kUnavailable, "presence of job " + std::to_string(job_id) + ": " + r->describe());
-  if (r->out == "alive\n") return JobPresence::kAlive;
-  if (r->out == "gone\n") return JobPresence::kGone;
+  auto out = askChild(agentd_path, "--job-presence", job_id, "presence", timeout);
+  ACCEL_TRY(out);
+  if (*out == "alive\n") return JobPresence::kAlive;
+  if (*out == "gone\n") return JobPresence::kGone;
   return Error(ErrorCode::kParse, "presence of job " + std::to_string(job_id) + ": bad answer");
 }
 

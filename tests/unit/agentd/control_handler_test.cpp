@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_inventory.h"
+
 #include <random>
 
 #include "accel/agent/job_dir_step.h"
@@ -20,15 +22,7 @@ class ControlHandlerTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     root_ = tmpl;
     ASSERT_TRUE(makeDirectory(root_ + "/jobs", 0755).ok());
-    agent::Inventory inv;
-    for (uint32_t i = 0; i < 2; ++i) {
-      agent::InventoryDevice d;
-      d.slot = {i, "gpu", i};
-      d.name = "cuda" + std::to_string(i);
-      inv.devices.push_back(d);
-    }
-    inv.device_distance.assign(2, std::vector<int>(2, 0));
-    inv.nic_distance.assign(2, 0);
+    agent::Inventory inv = accel::agentd::testing::twoGpuInventory();
     std::vector<std::unique_ptr<agent::JobStep>> steps;
     steps.push_back(std::make_unique<agent::JobDirStep>(root_ + "/jobs"));
     manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv, std::move(steps),

@@ -3,6 +3,8 @@
 // counters; the view turns the reply into the table and the JSON.
 #include <gtest/gtest.h>
 
+#include "../agentd/test_inventory.h"
+
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -27,16 +29,8 @@ class StatusTest : public ::testing::Test {
     char tmpl[] = "/tmp/accel-status-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     root_ = tmpl;
-    agent::Inventory inv;
+    agent::Inventory inv = agentd::testing::twoGpuInventory();
     inv.source = "/etc/slurm/ipa20.xml";
-    for (uint32_t i = 0; i < 2; ++i) {
-      agent::InventoryDevice d;
-      d.slot = {i, "gpu", i};
-      d.name = "cuda" + std::to_string(i);
-      inv.devices.push_back(d);
-    }
-    inv.device_distance.assign(2, std::vector<int>(2, 0));
-    inv.nic_distance.assign(2, 0);
     manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv,
                                                    std::vector<std::unique_ptr<agent::JobStep>>{},
                                                    [] { return kNow; });

@@ -202,11 +202,19 @@ record_value() {
     jq -r --arg k "$2" '.[$k]' "$file" || fail "cannot read $file"
 }
 
-# Waits until the daemon's record of job $1 exists (the Prolog has run).
+# Waits until the daemon's record of job $1 says "ready" (the Prolog has finished). The
+# record is written before the prolog's work starts, and with PrologFlags=Alloc squeue says
+# RUNNING while the prolog still runs, so neither the file nor the job state is enough.
 wait_record() {
-    local job=$1 deadline=$((SECONDS + 30))
-    until [[ -r $AGENT_RUN_DIR/state/$job.json ]]; do
-        ((SECONDS <= deadline)) || fail "accel-agentd has no record of job $job after 30 s"
+    local job=$1 deadline=$((SECONDS + 30)) file=$AGENT_RUN_DIR/state/$1.json phase=''
+    while :; do
+        if [[ -r $file ]]; then
+            phase=$(jq -r .phase "$file" 2>/dev/null) || phase=''
+            [[ $phase == ready ]] && return 0
+            [[ $phase == failed ]] && fail "the prolog of job $job failed: $(jq -r .last_error "$file")"
+        fi
+        ((SECONDS <= deadline)) || fail "accel-agentd's record of job $job is not ready after 30 s" \
+            "(phase '${phase:-no record}')"
         sleep 0.1
     done
 }

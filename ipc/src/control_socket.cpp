@@ -158,7 +158,14 @@ Result<std::vector<uint8_t>> call(const std::string& path, const uint8_t* data, 
   const auto deadline = Clock::now() + timeout;
   auto conn = connectControl(path);
   ACCEL_TRY(conn);
-  ACCEL_TRY(sendMessage(*conn, data, size, timeout));
+  auto sent = sendMessage(*conn, data, size, timeout);
+  if (!sent.ok()) {
+    // The daemon may answer before reading (Busy) and close: its answer is
+    // still queued for us, and says more than the broken pipe does.
+    auto early = recvMessage(*conn, std::chrono::milliseconds(0));
+    if (early.ok()) return early;
+    return sent.error();
+  }
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   return recvMessage(*conn, std::max(left, std::chrono::milliseconds(1)));
 }

@@ -251,6 +251,51 @@ namespace {
 // systemd may read its notify socket slowly; here nobody reads it at all. A
 // STATUS= update per request would fill the socket's queue and block the
 // daemon's workers until it answered Busy; updates are coalesced instead.
+// More clients than the daemon serves at once: the ones over the limit are
+// answered Busy at once (never left hanging until their own time-out), and the
+// daemon serves normally again once the crowd is gone. The held connections
+// send nothing, so each keeps a worker waiting for its request.
+TEST_F(DaemonProcessTest, ClientsOverTheLimitAreToldBusyAndServiceResumes) {
+  startOrFail();
+  constexpr int kLimit = 64;  // Daemon::kMaxInFlight: requests served at once
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::StatusRequest,
+                                    control::CreateStatusRequest(fbb).Union()), control::RequestIdentifier());
+  std::string last_error;
+  auto outcome = [&] {
+    auto reply = ipc::call(h_.socketPath(), fbb.GetBufferPointer(), fbb.GetSize(), 5s);
+    if (!reply.ok()) last_error = reply.error().message();
+    return reply.ok() ? flatbuffers::GetRoot<control::Reply>(reply->data())->outcome() : control::Outcome::NodeFault;
+  };
+  ASSERT_EQ(outcome(), control::Outcome::Ok);
+  std::vector<ipc::Socket> held;
+  for (int i = 0; i < kLimit; ++i) {
+    auto c = ipc::connectControl(h_.socketPath());
+    ASSERT_TRUE(c.ok()) << c.error().message();
+    held.push_back(std::move(*c));
+  }
+  // Until every held connection has a worker, a request may still be taken
+  // by one; give the pool a moment, then every further client is told Busy.
+  control::Outcome crowded = control::Outcome::Ok;
+  for (int i = 0; i < 50 && crowded != control::Outcome::Busy; ++i) {
+    std::this_thread::sleep_for(20ms);
+    auto t0 = std::chrono::steady_clock::now();
+    crowded = outcome();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s) << "a client over the limit waited for an answer";
+  }
+  EXPECT_EQ(crowded, control::Outcome::Busy) << "last call error: " << last_error;
+  held.clear();
+  control::Outcome after = control::Outcome::Busy;
+  for (int i = 0; i < 100 && after != control::Outcome::Ok; ++i) {
+    std::this_thread::sleep_for(20ms);
+    after = outcome();
+  }
+  EXPECT_EQ(after, control::Outcome::Ok) << "the daemon did not serve again after the crowd left; last call error: "
+                                         << last_error;
+  EXPECT_TRUE(h_.running());
+  EXPECT_EQ(h_.terminate(), 0) << "a clean stop after the crowd";
+}
+
 TEST_F(DaemonProcessTest, AnUnreadNotifySocketNeverStallsRequests) {
   startOrFail();
   flatbuffers::FlatBufferBuilder fbb;

@@ -106,7 +106,7 @@ Daemon::~Daemon() {
   appliance_.reset();
   limits_.reset();
   surrogates_.reset();
-  for (int fd : {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_})
+  for (int fd : {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_, stop_fd_})
     if (fd >= 0) close(fd);
 }
 
@@ -235,9 +235,10 @@ Status Daemon::start() {
   signal_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (signal_fd_ < 0 || epoll_fd_ < 0) return sysError("signalfd/epoll", errno);
-  ACCEL_TRY(addToEpoll(epoll_fd_, listener_.fd()));
   ACCEL_TRY(addToEpoll(epoll_fd_, signal_fd_));
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (stop_fd_ < 0) return sysError("eventfd", errno);
   status_timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (wake_fd_ < 0 || status_timer_fd_ < 0) return sysError("eventfd/timerfd", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, wake_fd_));
@@ -422,6 +423,7 @@ void Daemon::onStatusDirty() {
 
 void Daemon::publishStatus() {
   status_timer_armed_ = false;
+  status_dirty_ = false;  // before reading: a change made from here on wakes the loop again
   last_status_ = std::chrono::steady_clock::now();
   auto st = manager_->stats();
   notify::status(std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
@@ -440,8 +442,7 @@ void Daemon::serve(ipc::Socket conn) {
   } catch (...) {
     log::error("control: request failed unexpectedly");
   }
-  std::lock_guard<std::mutex> g(drain_mu_);
-  if (--in_flight_ == 0) drained_.notify_all();
+  requestDone();
 }
 
 void Daemon::serveOne(ipc::Socket& conn) {
@@ -451,8 +452,10 @@ void Daemon::serveOne(ipc::Socket& conn) {
     auto reply = handleRequest(ctx_, Caller{cred->uid, cred->pid}, *msg);
     auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), 2s);
     if (!sent.ok()) log::warning("control: reply to pid " + std::to_string(cred->pid) + ": " + sent.error().message());
-    uint64_t one = 1;
-    (void)!write(wake_fd_, &one, sizeof one);
+    if (!status_dirty_.exchange(true)) {
+      uint64_t one = 1;
+      (void)!write(wake_fd_, &one, sizeof one);
+    }
   } else if (!msg.ok() && msg.error().code() == ErrorCode::kInvalidArgument) {
     auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), msg.error().message());
     (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
@@ -460,55 +463,105 @@ void Daemon::serveOne(ipc::Socket& conn) {
   }
 }
 
-void Daemon::onAccept() {
-  for (;;) {
-    auto conn = ipc::acceptControl(listener_);
-    if (!conn.ok()) {
-      if (conn.error().code() != ErrorCode::kUnavailable) log::warning("control: " + conn.error().message());
-      return;
-    }
-    if (in_flight_.load() >= kMaxInFlight) {
-      auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy), "accel-agentd is busy");
-      (void)ipc::sendMessage(*conn, reply.data(), reply.size(), 10ms);
-      continue;
-    }
-    ++in_flight_;
-    dispatch(std::move(*conn));
-  }
-}
-
-// Connections go to idle workers; a new worker is started only when none is
-// idle (at most kMaxInFlight exist, since each serves one connection at a
-// time). Reusing threads keeps thread creation off the hook's path.
-void Daemon::dispatch(ipc::Socket conn) {
-  std::unique_lock<std::mutex> g(pool_mu_);
-  queue_.push_back(std::move(conn));
-  if (idle_workers_ > 0) {
-    pool_cv_.notify_one();
-    return;
-  }
-  ++workers_;
-  g.unlock();
-  std::thread(&Daemon::worker, this).detach();
-}
-
-// Serves queued connections; leaves after a minute without work (so an idle
-// daemon keeps no spare threads waking up) or when the daemon stops.
-void Daemon::worker() {
-  std::unique_lock<std::mutex> g(pool_mu_);
-  for (;;) {
+// Workers accept connections themselves. Each waits on the listening socket
+// through its own epoll set (EPOLLEXCLUSIVE: a connection wakes one waiter,
+// not all) together with stop_fd_. A worker that takes the last idle place
+// starts another first, so a connection never waits for a thread to be
+// made; at most kMaxInFlight serve at once, and one more stays to answer Busy.
+void Daemon::startWorker() {
+  {
+    std::lock_guard<std::mutex> g(pool_mu_);
+    if (pool_stop_ || workers_ > kMaxInFlight) return;  // kMaxInFlight serving, one answering Busy
+    ++workers_;
     ++idle_workers_;
-    bool work = pool_cv_.wait_for(g, 60s, [this] { return !queue_.empty() || pool_stop_; });
-    --idle_workers_;
-    if (!work || queue_.empty()) break;
-    ipc::Socket conn = std::move(queue_.front());
-    queue_.pop_front();
-    g.unlock();
-    serve(std::move(conn));
-    g.lock();
   }
+  try {
+    std::thread(&Daemon::worker, this).detach();
+  } catch (const std::system_error& e) {
+    log::error(std::string("control: cannot start a worker thread: ") + e.what());
+    std::lock_guard<std::mutex> g(pool_mu_);
+    --workers_;
+    --idle_workers_;
+    pool_cv_.notify_all();
+  }
+}
+
+// Waits for a connection and serves it. Returns false when the worker is to
+// leave: the daemon stops, or the worker is a spare that idled a minute (it
+// then has already left the pool's counts and must not touch the daemon).
+bool Daemon::acceptOne(int epfd, bool* left) {
+  int timeout_ms;
+  {
+    std::lock_guard<std::mutex> g(pool_mu_);
+    if (pool_stop_) return false;
+    // The last idle worker waits without a time limit: an idle daemon wakes
+    // for nothing. Spares leave after a minute without work.
+    timeout_ms = idle_workers_ > 1 ? 60'000 : -1;
+  }
+  epoll_event ev{};
+  int n = epoll_wait(epfd, &ev, 1, timeout_ms);
+  if (n < 0) return errno == EINTR;
+  std::unique_lock<std::mutex> g(pool_mu_);
+  if (pool_stop_ || (n > 0 && ev.data.fd == stop_fd_)) return false;
+  if (n == 0) {
+    if (idle_workers_ <= 1) return true;
+    --idle_workers_;
+    --workers_;
+    *left = true;
+    pool_cv_.notify_all();
+    return false;
+  }
+  g.unlock();
+  auto conn = ipc::acceptControl(listener_);
+  if (!conn.ok()) {
+    // Another worker took it, or the client gave up.
+    if (conn.error().code() != ErrorCode::kUnavailable) log::warning("control: " + conn.error().message());
+    return true;
+  }
+  ++in_flight_;
+  if (in_flight_.load() > kMaxInFlight) {
+    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy), "accel-agentd is busy");
+    (void)ipc::sendMessage(*conn, reply.data(), reply.size(), 10ms);
+    requestDone();
+    return true;
+  }
+  g.lock();
+  bool last_idle = --idle_workers_ == 0;
+  g.unlock();
+  if (last_idle) startWorker();
+  serve(std::move(*conn));
+  g.lock();
+  ++idle_workers_;
+  return true;
+}
+
+void Daemon::requestDone() {
+  std::lock_guard<std::mutex> g(drain_mu_);
+  if (--in_flight_ == 0) drained_.notify_all();
+}
+
+void Daemon::worker() {
+  int epfd = epoll_create1(EPOLL_CLOEXEC);
+  bool ok = epfd >= 0;
+  if (ok) {
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+    ev.data.fd = listener_.fd();
+    ok = epoll_ctl(epfd, EPOLL_CTL_ADD, listener_.fd(), &ev) == 0;
+    ev.events = EPOLLIN;
+    ev.data.fd = stop_fd_;
+    ok = ok && epoll_ctl(epfd, EPOLL_CTL_ADD, stop_fd_, &ev) == 0;
+  }
+  if (!ok) log::error(std::string("control: worker cannot wait on the socket: ") + std::strerror(errno));
+  bool left = false;
+  while (ok && acceptOne(epfd, &left)) {
+  }
+  if (epfd >= 0) close(epfd);
+  if (left) return;
   // Under the lock, and nothing after it: drain() may destroy the daemon as
   // soon as it sees the count reach zero.
+  std::lock_guard<std::mutex> g(pool_mu_);
+  --idle_workers_;
   --workers_;
   pool_cv_.notify_all();
 }
@@ -538,20 +591,26 @@ void Daemon::reload() {
   notify::ready("reloaded");
 }
 
+// No new connection is taken once this starts; requests being served finish.
 void Daemon::drain() {
+  {
+    std::lock_guard<std::mutex> g(pool_mu_);
+    pool_stop_ = true;
+  }
+  uint64_t one = 1;
+  (void)!write(stop_fd_, &one, sizeof one);
   {
     std::unique_lock<std::mutex> g(drain_mu_);
     if (!drained_.wait_for(g, 30s, [this] { return in_flight_.load() == 0; }))
       log::warning("stop: requests still in flight after 30 s; exiting anyway");
   }
   std::unique_lock<std::mutex> g(pool_mu_);
-  pool_stop_ = true;
-  pool_cv_.notify_all();
   if (!pool_cv_.wait_for(g, 5s, [this] { return workers_ == 0; }))
     log::warning("stop: worker threads still busy after 5 s; exiting anyway");
 }
 
 int Daemon::run() {
+  startWorker();
   for (;;) {
     epoll_event events[8];
     int n = epoll_wait(epoll_fd_, events, 8, -1);
@@ -562,9 +621,7 @@ int Daemon::run() {
     }
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
-      if (fd == listener_.fd()) {
-        onAccept();
-      } else if (fd == wake_fd_) {
+      if (fd == wake_fd_) {
         onStatusDirty();
       } else if (fd == status_timer_fd_) {
         uint64_t ticks = 0;
@@ -580,9 +637,11 @@ int Daemon::run() {
           if (si.ssi_signo == SIGHUP) { reload(); continue; }
           notify::stopping();
           log::info("stop: signal " + std::to_string(si.ssi_signo) + "; jobs stay recorded for the next start");
-          epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listener_.fd(), nullptr);
-          listener_ = ipc::Socket();
           drain();
+          {
+            std::lock_guard<std::mutex> g(pool_mu_);
+            if (workers_ == 0) listener_ = ipc::Socket();  // else a late worker may still wait on it
+          }
           // Events still held for want of spool space cannot outlive the
           // process: say how many are lost (they are counted too).
           auto last = outbox_->shutdown();

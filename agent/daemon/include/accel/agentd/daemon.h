@@ -50,9 +50,10 @@ class Daemon {
 
  private:
   Result<agent::Inventory> loadInventory(const AccelConfig& config) const;
-  void onAccept();
-  void dispatch(ipc::Socket conn);
+  void startWorker();
   void worker();
+  bool acceptOne(int epfd, bool* left);
+  void requestDone();
   void serve(ipc::Socket conn);
   void serveOne(ipc::Socket& conn);
   void reload();
@@ -97,11 +98,16 @@ class Daemon {
   int status_timer_fd_ = -1;
   bool status_timer_armed_ = false;
   std::chrono::steady_clock::time_point last_status_{};
+  // Set by a worker that changed something and woke the loop; cleared when
+  // the loop publishes. While set, further changes need no wake-up.
+  std::atomic<bool> status_dirty_{false};
   std::atomic<int> in_flight_{0};
-  // The worker pool (dispatch/worker): queued connections and its threads.
+  // The worker pool: idle workers wait on the listening socket themselves
+  // (EPOLLEXCLUSIVE, so one is woken per connection), which keeps a thread
+  // hand-off off the hook's path. stop_fd_ (an eventfd) tells them to leave.
   std::mutex pool_mu_;
   std::condition_variable pool_cv_;
-  std::deque<ipc::Socket> queue_;
+  int stop_fd_ = -1;
   int workers_ = 0;
   int idle_workers_ = 0;
   bool pool_stop_ = false;

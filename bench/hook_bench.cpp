@@ -6,6 +6,10 @@
 //   - `accelctl --help`, spawned the same way: the process start-up and exit
 //     that every hook pays before and after its request (the floor);
 // and reports the daemon's resident memory and its CPU use while idle.
+// With --run-parent DIR (a tmpfs, as /run is on a systemd host) the daemon's
+// RunDir (job records and job directories) and the baseline's job files live
+// there, as deployed; the same hook runs are then repeated with RunDir on the
+// disk, beside the spool, and reported as "agent_rundir_on_disk".
 // Output: one JSON object on stdout. Not a test: it asserts nothing.
 #include <fcntl.h>
 #include <signal.h>
@@ -18,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -35,7 +40,7 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 struct Args {
-  std::string agentd, accelctl, topology, baseline_dir, hw_mock;
+  std::string agentd, accelctl, topology, baseline_dir, hw_mock, run_parent;
   int iterations = 500;
   int baseline_iterations = 50;
   int idle_seconds = 10;
@@ -190,6 +195,7 @@ int main(int argc, char** argv) {
     else if (k == "--baseline-iterations") a.baseline_iterations = std::stoi(v);
     else if (k == "--idle-seconds") a.idle_seconds = std::stoi(v);
     else if (k == "--hw-mock") a.hw_mock = v;
+    else if (k == "--run-parent") a.run_parent = v;
     else { std::fprintf(stderr, "hook_bench: unknown argument %s\n", k.c_str()); return 2; }
   }
   if (a.agentd.empty() || a.accelctl.empty() || a.topology.empty()) {
@@ -197,13 +203,25 @@ int main(int argc, char** argv) {
     return 2;
   }
   accel::testing::AgentHarness h({a.agentd, a.accelctl, a.topology});
-  a.baseline_dir = h.dir() + "/baseline";
+  if (!a.run_parent.empty()) h.placeRunDirUnder(a.run_parent);
+  a.baseline_dir = (a.run_parent.empty() ? h.dir() : a.run_parent) + "/accel-bench-baseline-" + std::to_string(getpid());
   mkdir(a.baseline_dir.c_str(), 0755);
   mkdir((a.baseline_dir + "/jobs").c_str(), 0755);
   if (!h.start()) { std::fprintf(stderr, "hook_bench: daemon did not start: %s\n", h.startError().c_str()); return 1; }
   json out;
+  out["run_dir"] = h.runDir();
   out["agent"] = hookRuns(h, a);
   out["baseline"] = baselineRuns(a);
+  std::filesystem::remove_all(a.baseline_dir);
+  if (!a.run_parent.empty()) {
+    accel::testing::AgentHarness disk({a.agentd, a.accelctl, a.topology});
+    if (!disk.start()) {
+      out["agent_rundir_on_disk"] = {{"error", disk.startError()}};
+    } else {
+      out["agent_rundir_on_disk"] = hookRuns(disk, a);
+      out["agent_rundir_on_disk"]["run_dir"] = disk.runDir();
+    }
+  }
   if (!a.hw_mock.empty()) out["ipu"] = ipuRuns(a);
   out["daemon_rss_kb"] = rssKb(h.pid());
   double c0 = cpuSeconds(h.pid());

@@ -34,7 +34,10 @@ class AgentHarness {
   const std::string& dir() const { return dir_; }
   std::string configPath() const { return dir_ + "/accel.conf"; }
   std::string socketPath() const { return dir_ + "/control.sock"; }
-  std::string runDir() const { return dir_ + "/run"; }
+  std::string runDir() const { return run_dir_; }
+  // Moves RunDir into a fresh directory under `parent` (e.g. a tmpfs, as /run
+  // is on a systemd host); removed with the harness. Call before start().
+  void placeRunDirUnder(const std::string& parent);
   void writeConfig(const std::string& extra_lines);
 
   // Starts the daemon; true once it said READY=1 (within `timeout`).
@@ -62,6 +65,9 @@ class AgentHarness {
  private:
   HarnessPaths paths_;
   std::string dir_;
+  std::string run_dir_;
+  std::string run_parent_;  // set when RunDir lives outside dir_
+  std::string extra_config_;
   pid_t pid_ = -1;
   int notify_fd_ = -1;
   std::string log_path_;

@@ -32,9 +32,32 @@ jump() {
 asan=ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 agent_env="LD_PRELOAD=$preload FAKETIME_TIMESTAMP_FILE=$offset_file FAKETIME_NO_CACHE=1"
 agent_env+=" FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_ONLY_CMDS=accel-agentd $asan"
+# libfaketime gives every process it is loaded in (the agent and the helpers it spawns) a
+# shared-memory segment and a semaphore named after its pid, and removes them only at a
+# normal exit; those of processes gone without one are removed here, so the test leaves
+# nothing behind.
+shm_marker=$(mktemp /tmp/faults-clock-shm.XXXXXX)
+remove_faketime_shm() {
+    local f pid deadline=$((SECONDS + 10))
+    for f in /dev/shm/faketime_shm_* /dev/shm/sem.faketime_sem_*; do
+        [[ -e $f && $f -nt $shm_marker ]] || continue
+        pid=${f##*_}
+        [[ $pid =~ ^[0-9]+$ ]] || continue
+        # The stopped agent's helpers may take a moment to go.
+        while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+        if kill -0 "$pid" 2>/dev/null; then
+            printf '%s: pid %s (%s) outlived the agent under libfaketime\n' "$TEST_NAME" "$pid" \
+                "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" >&2
+        else
+            rm -f -- "$f"
+        fi
+    done
+    rm -f "$shm_marker"
+}
 restart_plain() {
     "$SANDBOX_SCRIPT" restart agentd >/dev/null || printf '%s: could not restart accel-agentd\n' "$TEST_NAME" >&2
     rm -f "$offset_file"
+    remove_faketime_shm
 }
 faults_on_exit restart_plain
 ACCEL_SANDBOX_AGENT_ENV=$agent_env "$SANDBOX_SCRIPT" restart agentd >/dev/null ||

@@ -43,7 +43,8 @@ json eventsJson(const fb::EventsStatus* e) {
           {"backlog", e->backlog()},          {"spooled_bytes", e->spooled_bytes()},
           {"sent", e->sent()},                {"acked", e->acked()},
           {"dropped_telemetry", e->dropped_telemetry()}, {"dropped_lifecycle", e->dropped_lifecycle()},
-          {"reconnects", e->reconnects()}};
+          {"reconnects", e->reconnects()},   {"held", e->held()},
+          {"spool_io_errors", e->spool_io_errors()}};
 }
 
 std::string controllerLine(const fb::ControllerStatus* c, int64_t now_ns) {
@@ -68,6 +69,7 @@ std::string eventsLine(const fb::StatusInfo& s) {
   line += dropped ? ", DROPPED " + std::to_string(e->dropped_lifecycle()) + " lifecycle/" +
                         std::to_string(e->dropped_telemetry()) + " telemetry"
                   : ", none dropped";
+  if (e->held() > 0) line += "; " + std::to_string(e->held()) + " HELD in memory for want of spool space";
   return line;
 }
 
@@ -97,6 +99,12 @@ std::vector<std::string> statusProblems(const fb::StatusInfo& s, int64_t now_ns)
     if (e->dropped_lifecycle() + e->dropped_telemetry() > 0)
       p.push_back(std::to_string(e->dropped_lifecycle() + e->dropped_telemetry()) +
                   " events dropped (EventSpoolMaxSize reached)");
+    if (e->held() > 0)
+      p.push_back(std::to_string(e->held()) +
+                  " job events wait in memory: the spool is full or cannot be written (see EventSpoolDir and "
+                  "EventSpoolMaxSize); they are lost if the agent stops before there is room");
+    if (e->spool_io_errors() > 0)
+      p.push_back(std::to_string(e->spool_io_errors()) + " event spool reads or syncs failed; see the agent's log");
   }
   size_t recent = 0;
   if (s.errors())

@@ -194,7 +194,8 @@ flatbuffers::Offset<fb::EventsStatus> eventsStatus(FlatBufferBuilder& fbb, const
   if (!ctx.outbox_stats) return 0;
   const auto s = ctx.outbox_stats();
   return fb::CreateEventsStatusDirect(fbb, ctx.aggregator.c_str(), s.link_up, s.backlog, s.spooled_bytes, s.sent,
-                                      s.acked, s.dropped_telemetry, s.dropped_lifecycle, s.reconnects);
+                                      s.acked, s.dropped_telemetry, s.dropped_lifecycle, s.reconnects, s.held,
+                                      s.io_errors);
 }
 
 std::vector<uint8_t> onStatus(const HandlerContext& ctx) {

@@ -151,6 +151,26 @@ TEST_F(StatusTest, ProblemsAreNamedAtTheTopAndInTheJson) {
   EXPECT_EQ(j["devices_in_use"], 1);
 }
 
+// Job events held in memory for want of spool space, and a spool that fails,
+// are named: both put events at risk that nothing else on the page shows.
+TEST_F(StatusTest, HeldEventsAndSpoolErrorsAreNamed) {
+  outbox_.link_up = true;
+  outbox_.held = 12;
+  outbox_.io_errors = 3;
+  const auto& s = status();
+  auto problems = statusProblems(s, kNow);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].rfind("12 job events wait in memory: the spool is full or cannot be written", 0), 0u)
+      << problems[0];
+  EXPECT_EQ(problems[1], "3 event spool reads or syncs failed; see the agent's log");
+  const std::string t = statusTable(s, kNow);
+  EXPECT_NE(t.find("none dropped; 12 HELD in memory for want of spool space"), std::string::npos) << t;
+  auto j = json::parse(statusJson(s, kNow));
+  EXPECT_EQ(j["healthy"], false);
+  EXPECT_EQ(j["aggregator"]["held"], 12);
+  EXPECT_EQ(j["aggregator"]["spool_io_errors"], 3);
+}
+
 // A user's mistake is not the node's fault, and an old fault fades from the verdict.
 TEST_F(StatusTest, OnlyRecentNodeFaultsMakeTheNodeUnwell) {
   ASSERT_EQ(call(prolog(70, "3-1"))->outcome(), fb::Outcome::UserError);  // a malformed GPU range

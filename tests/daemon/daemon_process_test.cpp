@@ -277,7 +277,7 @@ TEST_F(DaemonProcessTest, ClientsOverTheLimitAreToldBusyAndServiceResumes) {
   // Until every held connection has a worker, a request may still be taken
   // by one; give the pool a moment, then every further client is told Busy.
   control::Outcome crowded = control::Outcome::Ok;
-  for (int i = 0; i < 50 && crowded != control::Outcome::Busy; ++i) {
+  for (int i = 0; i < 250 && crowded != control::Outcome::Busy; ++i) {
     std::this_thread::sleep_for(20ms);
     auto t0 = std::chrono::steady_clock::now();
     crowded = outcome();

@@ -1,5 +1,6 @@
 // accel-agentd and accelctl as slurmd runs them: whole processes, real socket.
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +9,8 @@
 #include <fstream>
 #include <future>
 #include <random>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -294,6 +297,66 @@ TEST_F(DaemonProcessTest, ClientsOverTheLimitAreToldBusyAndServiceResumes) {
                                          << last_error;
   EXPECT_TRUE(h_.running());
   EXPECT_EQ(h_.terminate(), 0) << "a clean stop after the crowd";
+}
+
+// The daemon out of file descriptors: a connection it cannot accept stays
+// pending without the workers spinning on it, and is served once a
+// descriptor is free again.
+TEST_F(DaemonProcessTest, OutOfFileDescriptorsNeitherSpinsNorLosesTheClient) {
+  startOrFail();
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::StatusRequest,
+                                    control::CreateStatusRequest(fbb).Union()), control::RequestIdentifier());
+  auto reply = ipc::call(h_.socketPath(), fbb.GetBufferPointer(), fbb.GetSize(), 5s);
+  ASSERT_TRUE(reply.ok()) << reply.error().message();
+  std::this_thread::sleep_for(200ms);  // the worker that served it is idle again
+  const std::string fd_dir = "/proc/" + std::to_string(h_.pid()) + "/fd";
+  // RLIMIT_NOFILE bounds descriptor numbers, and a new descriptor takes the
+  // lowest free number: the limit that leaves room for exactly one more is
+  // one past the first free number.
+  auto limit_for_one_more = [&] {
+    std::set<long> used;
+    for (const auto& e : std::filesystem::directory_iterator(fd_dir)) used.insert(std::stol(e.path().filename()));
+    long first_free = 0;
+    while (used.count(first_free) != 0) ++first_free;
+    long second_free = first_free + 1;
+    while (used.count(second_free) != 0) ++second_free;
+    return static_cast<rlim_t>(second_free);
+  };
+  auto cpu_ticks = [&] {
+    std::ifstream f("/proc/" + std::to_string(h_.pid()) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(f)), {});
+    std::istringstream rest(text.substr(text.rfind(')') + 2));
+    std::string field;
+    long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14) utime = std::stol(field);
+      if (i == 15) stime = std::stol(field);
+    }
+    return utime + stime;
+  };
+  rlimit old{};
+  ASSERT_EQ(prlimit(h_.pid(), RLIMIT_NOFILE, nullptr, &old), 0);
+  rlimit tight = old;
+  tight.rlim_cur = limit_for_one_more();
+  ASSERT_EQ(prlimit(h_.pid(), RLIMIT_NOFILE, &tight, nullptr), 0);
+  auto held = ipc::connectControl(h_.socketPath());  // takes the last descriptor, sends nothing
+  ASSERT_TRUE(held.ok()) << held.error().message();
+  std::this_thread::sleep_for(200ms);
+  auto waiting = ipc::connectControl(h_.socketPath());
+  ASSERT_TRUE(waiting.ok()) << waiting.error().message();
+  ASSERT_TRUE(ipc::sendMessage(*waiting, fbb.GetBufferPointer(), fbb.GetSize(), 1s).ok());
+  const long before = cpu_ticks();
+  std::this_thread::sleep_for(1500ms);
+  const long used = cpu_ticks() - before;
+  EXPECT_LT(used, sysconf(_SC_CLK_TCK) / 2) << "the daemon spun on a connection it could not accept";
+  EXPECT_NE(h_.daemonLog().find("Too many open files"), std::string::npos) << h_.daemonLog();
+  held = ipc::Socket();  // its worker sees the close and frees the descriptor
+  auto answer = ipc::recvMessage(*waiting, 5s);
+  ASSERT_TRUE(answer.ok()) << answer.error().message();
+  EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(answer->data())->outcome(), control::Outcome::Ok);
+  ASSERT_EQ(prlimit(h_.pid(), RLIMIT_NOFILE, &old, nullptr), 0);
+  EXPECT_TRUE(h_.running());
 }
 
 TEST_F(DaemonProcessTest, AnUnreadNotifySocketNeverStallsRequests) {

@@ -2,6 +2,7 @@
 
 #include <pwd.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
@@ -498,11 +499,22 @@ bool Daemon::acceptOne(int epfd, bool* left) {
     // for nothing. Spares leave after a minute without work.
     timeout_ms = idle_workers_ > 1 ? 60'000 : -1;
   }
-  epoll_event ev{};
-  int n = epoll_wait(epfd, &ev, 1, timeout_ms);
+  int n = 0;
+  bool stop = false;
+  if (epfd >= 0) {
+    epoll_event ev{};
+    n = epoll_wait(epfd, &ev, 1, timeout_ms);
+    stop = n > 0 && ev.data.fd == stop_fd_;
+  } else {
+    // No epoll set of its own (out of file descriptors when it started):
+    // poll needs none, at the price of waking with every other such worker.
+    pollfd fds[2] = {{listener_.fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    n = ::poll(fds, 2, timeout_ms);
+    stop = n > 0 && (fds[1].revents & POLLIN) != 0;
+  }
   if (n < 0) return errno == EINTR;
   std::unique_lock<std::mutex> g(pool_mu_);
-  if (pool_stop_ || (n > 0 && ev.data.fd == stop_fd_)) return false;
+  if (pool_stop_ || stop) return false;
   if (n == 0) {
     if (idle_workers_ <= 1) return true;
     --idle_workers_;
@@ -514,8 +526,13 @@ bool Daemon::acceptOne(int epfd, bool* left) {
   g.unlock();
   auto conn = ipc::acceptControl(listener_);
   if (!conn.ok()) {
-    // Another worker took it, or the client gave up.
-    if (conn.error().code() != ErrorCode::kUnavailable) log::warning("control: " + conn.error().message());
+    // Another worker took it, or the client gave up; or accept itself fails
+    // (out of file descriptors): the connection stays pending and the socket
+    // readable, so wait a little rather than spin on it.
+    if (conn.error().code() != ErrorCode::kUnavailable) {
+      log::warning("control: " + conn.error().message());
+      std::this_thread::sleep_for(100ms);
+    }
     return true;
   }
   ++in_flight_;
@@ -542,19 +559,22 @@ void Daemon::requestDone() {
 
 void Daemon::worker() {
   int epfd = epoll_create1(EPOLL_CLOEXEC);
-  bool ok = epfd >= 0;
-  if (ok) {
+  if (epfd >= 0) {
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLEXCLUSIVE;
     ev.data.fd = listener_.fd();
-    ok = epoll_ctl(epfd, EPOLL_CTL_ADD, listener_.fd(), &ev) == 0;
+    bool ok = epoll_ctl(epfd, EPOLL_CTL_ADD, listener_.fd(), &ev) == 0;
     ev.events = EPOLLIN;
     ev.data.fd = stop_fd_;
     ok = ok && epoll_ctl(epfd, EPOLL_CTL_ADD, stop_fd_, &ev) == 0;
+    if (!ok) {
+      close(epfd);
+      epfd = -1;
+    }
   }
-  if (!ok) log::error(std::string("control: worker cannot wait on the socket: ") + std::strerror(errno));
+  if (epfd < 0) log::warning(std::string("control: a worker waits with poll: no epoll set: ") + std::strerror(errno));
   bool left = false;
-  while (ok && acceptOne(epfd, &left)) {
+  while (acceptOne(epfd, &left)) {
   }
   if (epfd >= 0) close(epfd);
   if (left) return;

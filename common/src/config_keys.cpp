@@ -43,7 +43,9 @@ ConfigSchema makeAccelSchema() {
                    "socket's default home, the job table (state/, one record per job, which a "
                    "restarted agent re-adopts) and the per-job directories (jobs/) of jobs "
                    "that use no IPUs (IPU jobs use IpuofDir of vipu.conf). A reboot ends the "
-                   "jobs these describe, so nothing here needs to outlive it.",
+                   "jobs these describe, so nothing here needs to outlive it. Keep it on a "
+                   "tmpfs, as /run is under systemd: every prolog and epilog writes here, and "
+                   "a disk file system costs each hook about 0.2 ms more.",
            .store = storeIn<&C::run_dir>},
           {.name = "SlurmUser",
            .type = ValueType::kString,

@@ -7,7 +7,13 @@
 #include "accel/common/config_doc.h"
 
 int main(int argc, char** argv) {
-  if (argc > 2) {
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::printf("usage: %s [OUTPUT]\nWrites the configuration reference (docs/config-reference.md) to OUTPUT,\n"
+                "or to standard output.\n", argv[0]);
+    return 0;
+  }
+  // An option is never taken for a file name to write over.
+  if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
     std::fprintf(stderr, "usage: %s [OUTPUT]\n", argv[0]);
     return 2;
   }

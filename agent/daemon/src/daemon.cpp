@@ -530,7 +530,19 @@ bool Daemon::acceptOne(int epfd, bool* left) {
     // (out of file descriptors): the connection stays pending and the socket
     // readable, so wait a little rather than spin on it.
     if (conn.error().code() != ErrorCode::kUnavailable) {
-      log::warning("control: " + conn.error().message());
+      // Said once every 10 s at most, with how often it happened meanwhile.
+      static std::atomic<int64_t> last_said{0};
+      static std::atomic<uint64_t> unsaid{0};
+      const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::steady_clock::now().time_since_epoch()).count();
+      int64_t last = last_said.load();
+      if (now - last >= 10 && last_said.compare_exchange_strong(last, now)) {
+        const uint64_t more = unsaid.exchange(0);
+        log::warning("control: " + conn.error().message() +
+                     (more > 0 ? " (and " + std::to_string(more) + " more times since the last report)" : ""));
+      } else {
+        ++unsaid;
+      }
       std::this_thread::sleep_for(100ms);
     }
     return true;

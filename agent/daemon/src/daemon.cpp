@@ -2,7 +2,6 @@
 
 #include <pwd.h>
 #include <signal.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
@@ -432,172 +431,6 @@ void Daemon::publishStatus() {
                  (st.last_errors.empty() ? "" : "; last error: " + st.last_errors.back()));
 }
 
-void Daemon::serve(ipc::Socket conn) {
-  try {
-    serveOne(conn);
-  } catch (const std::exception& e) {
-    // A bug, not an input problem: report it, answer, and keep the daemon up.
-    log::error(std::string("control: request failed unexpectedly: ") + e.what());
-    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::NodeFault), "internal error; see the agent's log");
-    (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
-  } catch (...) {
-    log::error("control: request failed unexpectedly");
-  }
-  requestDone();
-}
-
-void Daemon::serveOne(ipc::Socket& conn) {
-  auto cred = ipc::peerCred(conn);
-  auto msg = ipc::recvMessage(conn, 2s);
-  if (cred.ok() && msg.ok()) {
-    auto reply = handleRequest(ctx_, Caller{cred->uid, cred->pid}, *msg);
-    auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), 2s);
-    if (!sent.ok()) log::warning("control: reply to pid " + std::to_string(cred->pid) + ": " + sent.error().message());
-    if (!status_dirty_.exchange(true)) {
-      uint64_t one = 1;
-      (void)!write(wake_fd_, &one, sizeof one);
-    }
-  } else if (!msg.ok() && msg.error().code() == ErrorCode::kInvalidArgument) {
-    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), msg.error().message());
-    (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
-    log::warning("control: refused a request: " + msg.error().message());
-  }
-}
-
-// Workers accept connections themselves. Each waits on the listening socket
-// through its own epoll set (EPOLLEXCLUSIVE: a connection wakes one waiter,
-// not all) together with stop_fd_. A worker that takes the last idle place
-// starts another first, so a connection never waits for a thread to be
-// made; at most kMaxInFlight serve at once, and one more stays to answer Busy.
-void Daemon::startWorker() {
-  {
-    std::lock_guard<std::mutex> g(pool_mu_);
-    if (pool_stop_ || workers_ > kMaxInFlight) return;  // kMaxInFlight serving, one answering Busy
-    ++workers_;
-    ++idle_workers_;
-  }
-  try {
-    std::thread(&Daemon::worker, this).detach();
-  } catch (const std::system_error& e) {
-    log::error(std::string("control: cannot start a worker thread: ") + e.what());
-    std::lock_guard<std::mutex> g(pool_mu_);
-    --workers_;
-    --idle_workers_;
-    pool_cv_.notify_all();
-  }
-}
-
-// Waits for a connection and serves it. Returns false when the worker is to
-// leave: the daemon stops, or the worker is a spare that idled a minute (it
-// then has already left the pool's counts and must not touch the daemon).
-bool Daemon::acceptOne(int epfd, bool* left) {
-  int timeout_ms;
-  {
-    std::lock_guard<std::mutex> g(pool_mu_);
-    if (pool_stop_) return false;
-    // The last idle worker waits without a time limit: an idle daemon wakes
-    // for nothing. Spares leave after a minute without work.
-    timeout_ms = idle_workers_ > 1 ? 60'000 : -1;
-  }
-  int n = 0;
-  bool stop = false;
-  if (epfd >= 0) {
-    epoll_event ev{};
-    n = epoll_wait(epfd, &ev, 1, timeout_ms);
-    stop = n > 0 && ev.data.fd == stop_fd_;
-  } else {
-    // No epoll set of its own (out of file descriptors when it started):
-    // poll needs none, at the price of waking with every other such worker.
-    pollfd fds[2] = {{listener_.fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    n = ::poll(fds, 2, timeout_ms);
-    stop = n > 0 && (fds[1].revents & POLLIN) != 0;
-  }
-  if (n < 0) return errno == EINTR;
-  std::unique_lock<std::mutex> g(pool_mu_);
-  if (pool_stop_ || stop) return false;
-  if (n == 0) {
-    if (idle_workers_ <= 1) return true;
-    --idle_workers_;
-    --workers_;
-    *left = true;
-    pool_cv_.notify_all();
-    return false;
-  }
-  g.unlock();
-  auto conn = ipc::acceptControl(listener_);
-  if (!conn.ok()) {
-    // Another worker took it, or the client gave up; or accept itself fails
-    // (out of file descriptors): the connection stays pending and the socket
-    // readable, so wait a little rather than spin on it.
-    if (conn.error().code() != ErrorCode::kUnavailable) {
-      // Said once every 10 s at most, with how often it happened meanwhile.
-      static std::atomic<int64_t> last_said{0};
-      static std::atomic<uint64_t> unsaid{0};
-      const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::steady_clock::now().time_since_epoch()).count();
-      int64_t last = last_said.load();
-      if (now - last >= 10 && last_said.compare_exchange_strong(last, now)) {
-        const uint64_t more = unsaid.exchange(0);
-        log::warning("control: " + conn.error().message() +
-                     (more > 0 ? " (and " + std::to_string(more) + " more times since the last report)" : ""));
-      } else {
-        ++unsaid;
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    return true;
-  }
-  ++in_flight_;
-  if (in_flight_.load() > kMaxInFlight) {
-    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy), "accel-agentd is busy");
-    (void)ipc::sendMessage(*conn, reply.data(), reply.size(), 10ms);
-    requestDone();
-    return true;
-  }
-  g.lock();
-  bool last_idle = --idle_workers_ == 0;
-  g.unlock();
-  if (last_idle) startWorker();
-  serve(std::move(*conn));
-  g.lock();
-  ++idle_workers_;
-  return true;
-}
-
-void Daemon::requestDone() {
-  std::lock_guard<std::mutex> g(drain_mu_);
-  if (--in_flight_ == 0) drained_.notify_all();
-}
-
-void Daemon::worker() {
-  int epfd = epoll_create1(EPOLL_CLOEXEC);
-  if (epfd >= 0) {
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-    ev.data.fd = listener_.fd();
-    bool ok = epoll_ctl(epfd, EPOLL_CTL_ADD, listener_.fd(), &ev) == 0;
-    ev.events = EPOLLIN;
-    ev.data.fd = stop_fd_;
-    ok = ok && epoll_ctl(epfd, EPOLL_CTL_ADD, stop_fd_, &ev) == 0;
-    if (!ok) {
-      close(epfd);
-      epfd = -1;
-    }
-  }
-  if (epfd < 0) log::warning(std::string("control: a worker waits with poll: no epoll set: ") + std::strerror(errno));
-  bool left = false;
-  while (acceptOne(epfd, &left)) {
-  }
-  if (epfd >= 0) close(epfd);
-  if (left) return;
-  // Under the lock, and nothing after it: drain() may destroy the daemon as
-  // soon as it sees the count reach zero.
-  std::lock_guard<std::mutex> g(pool_mu_);
-  --idle_workers_;
-  --workers_;
-  pool_cv_.notify_all();
-}
-
 void Daemon::reload() {
   notify::reloading();
   auto config = loadAccelConfig(options_.config_path);
@@ -623,26 +456,11 @@ void Daemon::reload() {
   notify::ready("reloaded");
 }
 
-// No new connection is taken once this starts; requests being served finish.
-void Daemon::drain() {
-  {
-    std::lock_guard<std::mutex> g(pool_mu_);
-    pool_stop_ = true;
-  }
-  uint64_t one = 1;
-  (void)!write(stop_fd_, &one, sizeof one);
-  {
-    std::unique_lock<std::mutex> g(drain_mu_);
-    if (!drained_.wait_for(g, 30s, [this] { return in_flight_.load() == 0; }))
-      log::warning("stop: requests still in flight after 30 s; exiting anyway");
-  }
-  std::unique_lock<std::mutex> g(pool_mu_);
-  if (!pool_cv_.wait_for(g, 5s, [this] { return workers_ == 0; }))
-    log::warning("stop: worker threads still busy after 5 s; exiting anyway");
-}
-
 int Daemon::run() {
-  startWorker();
+  if (!startWorker()) {
+    log::error("control: no worker to serve the socket; stopping");
+    return 1;
+  }
   for (;;) {
     epoll_event events[8];
     int n = epoll_wait(epoll_fd_, events, 8, -1);

@@ -50,8 +50,8 @@ class Daemon {
 
  private:
   Result<agent::Inventory> loadInventory(const AccelConfig& config) const;
-  void startWorker();
-  void worker();
+  bool startWorker();
+  void worker(int epfd);
   bool acceptOne(int epfd, bool* left);
   void requestDone();
   void serve(ipc::Socket conn);

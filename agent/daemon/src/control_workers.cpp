@@ -1,0 +1,221 @@
+// The daemon's control connections: the worker pool that accepts and serves
+// them, and the drain at stop.
+//
+// Idle workers wait on the listening socket themselves, each through its own
+// epoll set with EPOLLEXCLUSIVE (a connection wakes one waiter, not all),
+// together with stop_fd_; no thread hands a connection to another. A worker
+// that takes the last idle place starts another first, so a connection never
+// waits for a thread to be made. At most kMaxInFlight serve at once, and one
+// more stays to answer Busy. Spares leave after a minute without work; the
+// last idle worker waits without a time limit, so an idle daemon wakes for
+// nothing.
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "accel/agentd/control_handler.h"
+#include "accel/agentd/daemon.h"
+#include "accel/common/log.h"
+#include "accel/schemas/control_generated.h"
+
+namespace accel::agentd {
+namespace {
+
+using namespace std::chrono_literals;
+
+// An epoll set holding the listener (exclusive wake-up) and the stop eventfd;
+// -1 with errno set when one cannot be made.
+int workerEpoll(int listener, int stop_fd) {
+  int epfd = epoll_create1(EPOLL_CLOEXEC);
+  if (epfd < 0) return -1;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+  ev.data.fd = listener;
+  bool ok = epoll_ctl(epfd, EPOLL_CTL_ADD, listener, &ev) == 0;
+  ev.events = EPOLLIN;
+  ev.data.fd = stop_fd;
+  ok = ok && epoll_ctl(epfd, EPOLL_CTL_ADD, stop_fd, &ev) == 0;
+  if (ok) return epfd;
+  int err = errno;
+  close(epfd);
+  errno = err;
+  return -1;
+}
+
+// A failing accept (out of file descriptors) repeats as long as it lasts: it
+// is said once every 10 s at most, with how often it happened meanwhile.
+void warnAcceptFailed(const std::string& message) {
+  static std::atomic<int64_t> last_said{0};
+  static std::atomic<uint64_t> unsaid{0};
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  int64_t last = last_said.load();
+  if (now - last >= 10 && last_said.compare_exchange_strong(last, now)) {
+    const uint64_t more = unsaid.exchange(0);
+    log::warning("control: " + message +
+                 (more > 0 ? " (and " + std::to_string(more) + " more times since the last report)" : ""));
+  } else {
+    ++unsaid;
+  }
+}
+
+}  // namespace
+
+// False when no worker was started: the pool is full or stopping, or the
+// worker's epoll set or thread cannot be made. A worker that asked for a spare
+// goes back to accepting once it has served its connection.
+bool Daemon::startWorker() {
+  int epfd = workerEpoll(listener_.fd(), stop_fd_);
+  if (epfd < 0) {
+    log::error(std::string("control: cannot start a worker: epoll: ") + std::strerror(errno));
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> g(pool_mu_);
+    if (pool_stop_ || workers_ > kMaxInFlight) {  // kMaxInFlight serving, one answering Busy
+      close(epfd);
+      return false;
+    }
+    ++workers_;
+    ++idle_workers_;
+  }
+  try {
+    std::thread(&Daemon::worker, this, epfd).detach();
+    return true;
+  } catch (const std::system_error& e) {
+    log::error(std::string("control: cannot start a worker thread: ") + e.what());
+    close(epfd);
+    std::lock_guard<std::mutex> g(pool_mu_);
+    --workers_;
+    --idle_workers_;
+    pool_cv_.notify_all();
+    return false;
+  }
+}
+
+// Waits for a connection and serves it. Returns false when the worker is to
+// leave: the daemon stops, or the worker is a spare that idled a minute (it
+// then has already left the pool's counts and must not touch the daemon).
+bool Daemon::acceptOne(int epfd, bool* left) {
+  int timeout_ms;
+  {
+    std::lock_guard<std::mutex> g(pool_mu_);
+    if (pool_stop_) return false;
+    timeout_ms = idle_workers_ > 1 ? 60'000 : -1;
+  }
+  epoll_event ev{};
+  int n = epoll_wait(epfd, &ev, 1, timeout_ms);
+  if (n < 0) return errno == EINTR;
+  std::unique_lock<std::mutex> g(pool_mu_);
+  if (pool_stop_ || (n > 0 && ev.data.fd == stop_fd_)) return false;
+  if (n == 0) {
+    if (idle_workers_ <= 1) return true;
+    --idle_workers_;
+    --workers_;
+    *left = true;
+    pool_cv_.notify_all();
+    return false;
+  }
+  g.unlock();
+  auto conn = ipc::acceptControl(listener_);
+  if (!conn.ok()) {
+    // Another worker took it, or the client gave up; or accept itself fails
+    // (out of file descriptors): the connection stays pending and the socket
+    // readable, so wait a little rather than spin on it.
+    if (conn.error().code() != ErrorCode::kUnavailable) {
+      warnAcceptFailed(conn.error().message());
+      std::this_thread::sleep_for(100ms);
+    }
+    return true;
+  }
+  if (in_flight_.fetch_add(1) >= kMaxInFlight) {
+    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy), "accel-agentd is busy");
+    (void)ipc::sendMessage(*conn, reply.data(), reply.size(), 10ms);
+    requestDone();
+    return true;
+  }
+  g.lock();
+  bool last_idle = --idle_workers_ == 0;
+  g.unlock();
+  if (last_idle) startWorker();
+  serve(std::move(*conn));
+  g.lock();
+  ++idle_workers_;
+  return true;
+}
+
+void Daemon::worker(int epfd) {
+  bool left = false;
+  while (acceptOne(epfd, &left)) {
+  }
+  close(epfd);
+  if (left) return;
+  // Under the lock, and nothing after it: drain() may destroy the daemon as
+  // soon as it sees the count reach zero.
+  std::lock_guard<std::mutex> g(pool_mu_);
+  --idle_workers_;
+  --workers_;
+  pool_cv_.notify_all();
+}
+
+void Daemon::requestDone() {
+  std::lock_guard<std::mutex> g(drain_mu_);
+  if (--in_flight_ == 0) drained_.notify_all();
+}
+
+void Daemon::serve(ipc::Socket conn) {
+  try {
+    serveOne(conn);
+  } catch (const std::exception& e) {
+    // A bug, not an input problem: report it, answer, and keep the daemon up.
+    log::error(std::string("control: request failed unexpectedly: ") + e.what());
+    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::NodeFault), "internal error; see the agent's log");
+    (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
+  } catch (...) {
+    log::error("control: request failed unexpectedly");
+  }
+  requestDone();
+}
+
+void Daemon::serveOne(ipc::Socket& conn) {
+  auto cred = ipc::peerCred(conn);
+  auto msg = ipc::recvMessage(conn, 2s);
+  if (cred.ok() && msg.ok()) {
+    auto reply = handleRequest(ctx_, Caller{cred->uid, cred->pid}, *msg);
+    auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), 2s);
+    if (!sent.ok()) log::warning("control: reply to pid " + std::to_string(cred->pid) + ": " + sent.error().message());
+    if (!status_dirty_.exchange(true)) {
+      uint64_t one = 1;
+      (void)!write(wake_fd_, &one, sizeof one);
+    }
+  } else if (!msg.ok() && msg.error().code() == ErrorCode::kInvalidArgument) {
+    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), msg.error().message());
+    (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
+    log::warning("control: refused a request: " + msg.error().message());
+  }
+}
+
+// No new connection is taken once this starts; requests being served finish.
+void Daemon::drain() {
+  {
+    std::lock_guard<std::mutex> g(pool_mu_);
+    pool_stop_ = true;
+  }
+  uint64_t one = 1;
+  (void)!write(stop_fd_, &one, sizeof one);
+  {
+    std::unique_lock<std::mutex> g(drain_mu_);
+    if (!drained_.wait_for(g, 30s, [this] { return in_flight_.load() == 0; }))
+      log::warning("stop: requests still in flight after 30 s; exiting anyway");
+  }
+  std::unique_lock<std::mutex> g(pool_mu_);
+  if (!pool_cv_.wait_for(g, 5s, [this] { return workers_ == 0; }))
+    log::warning("stop: worker threads still busy after 5 s; exiting anyway");
+}
+
+}  // namespace accel::agentd

@@ -39,6 +39,87 @@ sandbox_init_paths() {
     PARTITION_NAME=main
     NODE_NAME=$(hostname -s)
     TIMEOUT=${ACCEL_SANDBOX_TIMEOUT:-30}
+    # A cluster of several nodes (`up --nodes N`, scripts/lib/sandbox-net.sh): the layout is
+    # recorded in state/nodes, one "NAME<TAB>TOPOLOGY" line per node; without that file the
+    # sandbox is the one-node cluster on loopback.
+    SB_NODES_FILE=$SB_STATE/nodes
+    SB_NET_FILE=$SB_STATE/net        # the chosen /24 while the network exists
+    SB_NODE_ETC=$SB_ETC/nodes        # per-node accel.conf and vipu.conf
+    SB_HOSTS=$SB_ETC/hosts           # /etc/hosts of slurmctld and every node
+    SB_NS_PREFIX=$SB_NETNS           # node namespaces: <prefix>-<node>, fabric: <prefix>-fabric
+    NODE_PREFIX=sbn
+    CTL_NAME=sbctl
+    MULTI=no
+    NODES=()
+    NODE_NS=''
+    declare -gA NODE_TOPO=()
+    HOST_NODE_NAME=$NODE_NAME
+    load_layout
+}
+
+# Reads state/nodes into MULTI, NODES and NODE_TOPO (node -> topology file or empty).
+load_layout() {
+    MULTI=no
+    NODES=()
+    NODE_TOPO=()
+    [[ -r $SB_NODES_FILE ]] || return 0
+    local name topo
+    while IFS=$'\t' read -r name topo; do
+        [[ -n $name ]] || continue
+        NODES+=("$name")
+        NODE_TOPO[$name]=$topo
+    done <"$SB_NODES_FILE"
+    ((${#NODES[@]})) && MULTI=yes
+    return 0
+}
+
+# node_context NAME: points the per-node globals at one node. In the one-node sandbox the
+# node is this host under its own name, with the paths the sandbox always had.
+node_context() {
+    if [[ $MULTI != yes ]]; then
+        NODE_NAME=$HOST_NODE_NAME
+        NODE_INDEX=1
+        NODE_NS=''
+        NODE_ADDR=127.0.0.1
+        NODE_CONF=$SB_ETC/accel.conf
+        NODE_RUN=$SB_RUN
+        NODE_STATE=$SB_STATE
+        NODE_TOPOLOGY=$(cat "$SB_STATE/topology" 2>/dev/null || true)
+        AGENT_SOCKET=$SB_RUN/accel/control.sock
+        AGENT_PIDFILE=$SB_RUN/accel-agentd.pid
+        NODE_KEY=$KEY_DIR/node
+        return 0
+    fi
+    local i
+    for i in "${!NODES[@]}"; do [[ ${NODES[i]} == "$1" ]] && break; done
+    [[ ${NODES[i]:-} == "$1" ]] || die "no node '$1' in this sandbox (nodes: ${NODES[*]})"
+    NODE_NAME=$1
+    NODE_INDEX=$((i + 1))
+    NODE_ETC=$SB_NODE_ETC/$1
+    NODE_CONF=$NODE_ETC/accel.conf
+    NODE_RUN=$SB_RUN/$1
+    NODE_STATE=$SB_STATE/$1
+    NODE_TOPOLOGY=${NODE_TOPO[$1]}
+    NODE_NS=$SB_NS_PREFIX-$1
+    AGENT_SOCKET=$NODE_RUN/accel/control.sock
+    AGENT_PIDFILE=$NODE_RUN/accel-agentd.pid
+    NODE_KEY=$KEY_DIR/$1
+    if [[ -n ${NET_PREFIX:-} ]]; then NODE_ADDR=$NET_PREFIX.$((10 + NODE_INDEX)); fi
+}
+
+# put_file TMP DEST: installs a generated file. With several nodes, files that nodes or
+# slurmctld see through bind mounts (accel.conf, vipu.conf, hosts) are rewritten in place:
+# replacing one by rename would detach the mounts made on it in the other mount namespaces.
+# An unchanged file is left alone.
+put_file() {
+    if [[ -e $2 ]] && cmp -s -- "$1" "$2"; then
+        rm -f -- "$1"
+    elif [[ $MULTI == yes && -e $2 ]]; then
+        cat -- "$1" >"$2"
+        rm -f -- "$1"
+    else
+        mv -f -- "$1" "$2"
+    fi
 }
 
 sandbox_make_dirs() {
@@ -53,11 +134,20 @@ sandbox_make_dirs() {
 
 # Unix socket paths are limited to 107 bytes; slurmstepd puts one per step in the spool
 # (<node>_<job>.<step>). Fail early with a hint rather than deep inside a daemon.
+# sandbox_check_path_lengths [NODE...]: with the names of several nodes, each node's spool
+# <spool>/<node> is checked.
 sandbox_check_path_lengths() {
-    local longest=$SB_SPOOL/${NODE_NAME}_4294967294.4294967294
-    ((${#longest} <= 107)) ||
-        die "sandbox path too long for unix sockets (${#longest} > 107 bytes): $SANDBOX_DIR;" \
-            "set ACCEL_SANDBOX_DIR to a shorter directory"
+    local longest node
+    local -a longest_paths=("$SB_SPOOL/${HOST_NODE_NAME}_4294967294.4294967294")
+    if (($#)); then
+        longest_paths=()
+        for node; do longest_paths+=("$SB_SPOOL/$node/${node}_4294967294.4294967294"); done
+    fi
+    for longest in "${longest_paths[@]}"; do
+        ((${#longest} <= 107)) ||
+            die "sandbox path too long for unix sockets (${#longest} > 107 bytes): $SANDBOX_DIR;" \
+                "set ACCEL_SANDBOX_DIR to a shorter directory"
+    done
 }
 
 # --- messages and time -----------------------------------------------------------------------
@@ -127,10 +217,14 @@ daemon_pid() {
 is_running() { daemon_pid "$1" >/dev/null; }
 
 # spawn NAME [VAR=VALUE...] PROGRAM [ARGS...]: start a daemon that stays in the foreground,
-# so $! is its pid.
+# so $! is its pid. SPAWN_WRAP, when set, is a command put before PROGRAM that ends by
+# exec'ing it in the same process (nsenter, unshare, sandbox-nsinit): the pid stays the
+# daemon's, in the namespaces the wrapper entered.
 # setsid puts it in its own session: a Ctrl-C at the terminal, or ctest ending the setup test,
 # does not reach it. Its output goes to log/NAME.out, and the lock fd is closed so a daemon
 # never holds the sandbox lock.
+SPAWN_WRAP=()
+
 spawn() {
     local name=$1 binary
     local -a env=()
@@ -145,7 +239,7 @@ spawn() {
         exec 9>&-
         cd "$SANDBOX_DIR" || exit 1
         ((${#env[@]} == 0)) || export "${env[@]?}"
-        exec setsid "$binary" "$@" </dev/null >>"$SB_LOG/$name.out" 2>&1
+        exec setsid "${SPAWN_WRAP[@]}" "$binary" "$@" </dev/null >>"$SB_LOG/$name.out" 2>&1
     ) &
     record_pid "$name" "$!" "$binary"
 }

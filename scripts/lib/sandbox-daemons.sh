@@ -8,9 +8,42 @@
 # Start order; `down` walks it backwards.
 SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld aggregatord agentd slurmd)
 
+# With several nodes (`up --nodes N`): the cluster's daemons, then on every node its
+# namespace holder (node), its agent and its slurmd, recorded as DAEMON@NODE. A daemon with
+# spawn_<name> and ready_<name> instead of start_<name> is started on all nodes at once and
+# then waited for.
+CLUSTER_DAEMONS=(munged mariadbd slurmdbd slurmctld aggregatord)
+NODE_DAEMONS=(node agentd slurmd)
+
+# Sets DAEMON_LIST: every record name of the sandbox's layout, in start order.
+daemon_list() {
+    local d n
+    if [[ $MULTI != yes ]]; then
+        DAEMON_LIST=("${SANDBOX_DAEMONS[@]}")
+        return 0
+    fi
+    DAEMON_LIST=("${CLUSTER_DAEMONS[@]}")
+    for d in "${NODE_DAEMONS[@]}"; do
+        for n in "${NODES[@]}"; do DAEMON_LIST+=("$d@$n"); done
+    done
+}
+
+# daemon_context RECORD: DAEMON (the table name), DAEMON_REC and the node context.
+daemon_context() {
+    DAEMON_REC=$1
+    DAEMON=${1%@*}
+    if [[ $1 == *@* ]]; then
+        node_context "${1#*@}"
+    elif [[ $MULTI != yes ]]; then
+        node_context ''
+    fi
+}
+
 # Programs `up` needs; checked first so a missing package is named before anything starts.
 SANDBOX_COMMANDS=(munged mungekey munge unmunge mariadbd mariadb-install-db mariadb slurmdbd
     slurmctld slurmd sacctmgr scontrol sinfo squeue scancel ss flock setsid)
+# And those of a sandbox of several nodes.
+MULTI_COMMANDS=(ip nsenter unshare mount mknod hostname sysctl jq cmp)
 
 # Extra process names `down` may end when they still hold sandbox files after the daemons
 # stopped: slurmstepd outlives slurmd by design.
@@ -57,9 +90,24 @@ start_mariadbd() {
         mariadb --no-defaults --socket="$MYSQL_SOCKET" --user=root --execute='SELECT 1'
 }
 
+# --- the controller's host (several nodes only) -------------------------------------------------
+# slurmctld and slurmdbd run in UTS and mount namespaces of their own (one each), named
+# $CTL_NAME, with the sandbox's hosts file: that name resolves to the bridge address, where
+# they bind (NoCtldInAddrAny, NoInAddrAny). They stay in the machine's network namespace.
+ctl_host_wrap() {
+    SPAWN_WRAP=()
+    [[ $MULTI == yes ]] || return 0
+    SPAWN_WRAP=(unshare --uts --mount --propagation private bash "$SCRIPT_DIR/lib/sandbox-nsinit"
+        --hostname "$CTL_NAME" --bind "$SB_HOSTS" /etc/hosts --)
+}
+
 # --- slurmdbd ----------------------------------------------------------------------------------
+# With several nodes it shares the controller's host name (see start_slurmctld): it binds to
+# the address that name resolves to.
 start_slurmdbd() {
+    ctl_host_wrap
     spawn slurmdbd MYSQL_UNIX_PORT="$MYSQL_SOCKET" slurmdbd -D
+    SPAWN_WRAP=()
     wait_until "$TIMEOUT" "slurmdbd to answer" sacctmgr -n -P show cluster format=cluster
 }
 
@@ -118,7 +166,9 @@ ctld_knows_user() {
 # left holding the node. The state is kept otherwise: job ids keep rising, so a job id never
 # names two different jobs in sacct. `restart slurmctld` sets SB_KEEP_JOBS: its jobs still run.
 start_slurmctld() {
+    ctl_host_wrap
     spawn slurmctld slurmctld -D
+    SPAWN_WRAP=()
     wait_until "$TIMEOUT" "slurmctld to answer" scontrol ping || return 1
     [[ ${SB_KEEP_JOBS:-} == yes ]] || cancel_all_jobs "left from an earlier run"
 }
@@ -170,36 +220,94 @@ fabric_netns_down() {
     if ip netns list 2>/dev/null | grep -qw "$SB_NETNS"; then ip netns del "$SB_NETNS"; fi
 }
 
+# --- node (several nodes only) -----------------------------------------------------------------
+# The holder of a node's namespaces: entered into the node's network namespace, it makes its
+# own UTS and mount namespaces, where sandbox-nsinit sets the host name, binds the hosts
+# file and the node's accel.conf and vipu.conf over the shared ones and, for a topology with
+# GPUs, makes the private /dev; then it sleeps. The node's agent and slurmd enter its
+# namespaces (in_node_wrap), so either can be stopped and started alone.
+spawn_node() {
+    local -a args=(--hostname "$NODE_NAME" --bind "$SB_HOSTS" /etc/hosts
+        --bind "$NODE_CONF" "$SB_ETC/accel.conf" --bind "$NODE_ETC/vipu.conf" "$SB_ETC/vipu.conf")
+    mkdir -p "$NODE_RUN" "$SB_SPOOL/$NODE_NAME"
+    chmod 0755 "$NODE_RUN"
+    if ((${NODE_GPUS[$NODE_NAME]:-0} > 0)); then
+        args+=(--gpus "${NODE_GPUS[$NODE_NAME]}" "$NODE_RUN/dev")
+    fi
+    SPAWN_WRAP=(nsenter --net="/run/netns/$NODE_NS" unshare --uts --mount --propagation private
+        bash "$SCRIPT_DIR/lib/sandbox-nsinit" "${args[@]}" --)
+    spawn "$DAEMON_REC" sleep infinity
+    SPAWN_WRAP=()
+}
+
+# Ready once sandbox-nsinit has exec'd the sleep; fails at once when it died instead.
+ready_node() {
+    local pid start binary deadline=$((SECONDS + TIMEOUT))
+    read -r pid start binary <"$SB_PIDS/$DAEMON_REC"
+    until [[ /proc/$pid/exe -ef $binary ]]; do
+        pid_gone "$pid" "$start" && return 1
+        ((SECONDS <= deadline)) || return 1
+        sleep 0.05
+    done
+}
+
+# in_node_wrap: SPAWN_WRAP that enters the namespaces of the current node's holder.
+in_node_wrap() {
+    SPAWN_WRAP=()
+    [[ $MULTI == yes ]] || return 0
+    local holder
+    holder=$(daemon_pid "node@$NODE_NAME") || die "node $NODE_NAME is not running (no node@$NODE_NAME)"
+    SPAWN_WRAP=(nsenter --target "$holder" --net --uts --mount --wd="$SANDBOX_DIR" --)
+}
+
 # --- agentd (accel-agentd) ---------------------------------------------------------------------
 # The node agent from this build, under scripts/lib/supervise, which restarts it on failure
 # as systemd's Restart=on-failure would; the agent's own pid is in $AGENT_PIDFILE. It starts
-# before slurmd: every job's Prolog asks it.
-start_agentd() {
+# before slurmd: every job's Prolog asks it. With several nodes it runs in its node's
+# namespaces (its host name is the node's name) and reads the node's accel.conf, mounted at
+# the shared path there.
+start_agentd() { spawn_agentd && ready_agentd; }
+
+spawn_agentd() {
     local agentd=$BUILD_DIR/bin/accel-agentd
     [[ -x $agentd && -x $BUILD_DIR/bin/accelctl ]] ||
         die "accel-agentd is not built in $BUILD_DIR (run scripts/build, or set ACCEL_BUILD_DIR)"
-    mkdir -p "$SB_RUN/accel" "$SB_STATE/accel"
-    chmod 0755 "$SB_RUN" "$SB_RUN/accel"
+    mkdir -p "$NODE_RUN/accel" "$NODE_STATE/accel"
+    chmod 0755 "$SB_RUN" "$NODE_RUN" "$NODE_RUN/accel"
     [[ -x $BUILD_DIR/hw_mock/bin/vipu ]] ||
         die "the fake vendor clients are not built in $BUILD_DIR/hw_mock (build with tests on)"
     # ACCEL_SANDBOX_AGENT_ENV: VAR=VALUE words added to the agent's environment, for fault
     # tests that run it alone under, say, libfaketime (`restart agentd` with it set).
     local -a extra=()
     read -ra extra <<<"${ACCEL_SANDBOX_AGENT_ENV:-}"
-    spawn agentd ACCEL_HW_MOCK_STATE="$SB_MOCK" "${extra[@]}" bash "$SCRIPT_DIR/lib/supervise" \
+    in_node_wrap
+    spawn "$DAEMON_REC" ACCEL_HW_MOCK_STATE="$SB_MOCK" "${extra[@]}" bash "$SCRIPT_DIR/lib/supervise" \
         "$AGENT_PIDFILE" "$agentd" --config "$SB_ETC/accel.conf"
-    wait_until "$TIMEOUT" "accel-agentd to answer" \
-        "$BUILD_DIR/bin/accelctl" --config "$SB_ETC/accel.conf" status
+    SPAWN_WRAP=()
+}
+
+# The node's accel.conf names the node's control socket, reachable from here too.
+ready_agentd() {
+    wait_until "$TIMEOUT" "accel-agentd${NODE_NS:+ of $NODE_NAME} to answer" \
+        "$BUILD_DIR/bin/accelctl" --config "$NODE_CONF" status
 }
 
 # --- slurmd ------------------------------------------------------------------------------------
 # slurmctld restores the node's last state from its state file, so "idle" alone does not prove
 # that this slurmd registered: its start time, as slurmctld reports it, does.
-start_slurmd() {
-    local since
-    since=$(date +%s)
-    spawn slurmd slurmd -D -N "$NODE_NAME"
-    wait_until "$TIMEOUT" "slurmd to register with slurmctld" slurmd_registered_since "$since"
+start_slurmd() { spawn_slurmd && ready_slurmd; }
+
+declare -gA SLURMD_SINCE=()
+spawn_slurmd() {
+    SLURMD_SINCE[$NODE_NAME]=$(date +%s)
+    in_node_wrap
+    spawn "$DAEMON_REC" slurmd -D -N "$NODE_NAME"
+    SPAWN_WRAP=()
+}
+
+ready_slurmd() {
+    wait_until "$TIMEOUT" "slurmd${NODE_NS:+ of $NODE_NAME} to register with slurmctld" \
+        slurmd_registered_since "${SLURMD_SINCE[$NODE_NAME]}"
 }
 
 slurmd_registered_since() {

@@ -92,21 +92,22 @@ topology_gpus() {
 # Reads each node's NICs and GPUs once per `up` (into NODE_NICS, NODE_FABRIC, NODE_GPUS).
 declare -gA NODE_NICS=() NODE_FABRIC=() NODE_GPUS=()
 read_node_topologies() {
-    local node topo nic fab
+    local node topo key nic fab
     local -A seen_nics=() seen_gpus=()
     for node in "${NODES[@]}"; do
         topo=${NODE_TOPO[$node]}
-        if [[ -z ${seen_nics[$topo]+x} ]]; then
-            seen_nics[$topo]=$(topology_nics "$topo")
-            seen_gpus[$topo]=$(topology_gpus "$topo")
+        key=":$topo" # never empty: a node without a topology file has the key ":"
+        if [[ -z ${seen_nics[$key]+x} ]]; then
+            seen_nics[$key]=$(topology_nics "$topo")
+            seen_gpus[$key]=$(topology_gpus "$topo")
         fi
         NODE_NICS[$node]='' NODE_FABRIC[$node]=''
         while read -r nic fab; do
             [[ -n $nic ]] || continue
             NODE_NICS[$node]+="$nic "
             if [[ $fab == yes ]]; then NODE_FABRIC[$node]+="$nic "; fi
-        done <<<"${seen_nics[$topo]}"
-        NODE_GPUS[$node]=${seen_gpus[$topo]}
+        done <<<"${seen_nics[$key]}"
+        NODE_GPUS[$node]=${seen_gpus[$key]}
     done
 }
 

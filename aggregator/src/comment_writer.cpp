@@ -20,6 +20,8 @@ int64_t CommentWriter::retryDelayNs(uint32_t attempts) const {
 
 Result<int> CommentWriter::runOnce() {
   int64_t now = clock_();
+  auto released = store_.releaseWaits(now);  // jobs that waited long enough for their nodes
+  if (!released.ok()) return released.error();
   double burst = std::max(1.0, options_.writes_per_second);
   tokens_ = std::min(burst, tokens_ + double(now - last_refill_ns_) / 1e9 * options_.writes_per_second);
   last_refill_ns_ = now;

@@ -57,6 +57,19 @@ ConfigSchema makeSchema() {
            .default_value = "yes",
            .help = "Write job summaries into AdminComment. With no, they are only queued.",
            .store = storeIn<&C::write_comments>},
+          {.name = "SummaryWaitSeconds",
+           .type = ValueType::kSeconds,
+           .default_value = "300",
+           .min = 0,
+           .max = 86400,
+           .help = "How long to wait for the epilogs of a job's other nodes, counted from the first "
+                   "epilog of the job that arrives. A job's summary is written into AdminComment once "
+                   "every node of the job has finished its epilog; when some node has not reported by "
+                   "then (it died, or its agent was lost), the summary is written anyway and names the "
+                   "nodes it lacks (missing_nodes), and is written again if their epilogs come later. "
+                   "The wait is kept in the database, so it runs on across restarts. 0: write at the "
+                   "first epilog and again at every later one.",
+           .store = storeIn<&C::summary_wait>},
           {.name = "ClusterName",
            .type = ValueType::kString,
            .help = "ClusterName of slurm.conf. Unset: asked from slurmctld.",

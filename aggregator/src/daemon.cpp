@@ -78,7 +78,7 @@ int runDaemon(const AggregatorConfig& c) {
   auto store = Store::open(c.database, Store::Mode::kReadWrite, storeSync(c));
   if (!store.ok()) return fail("database " + c.database, store.error());
   Metrics metrics;
-  Ingestor ingestor(**store, metrics, c.max_frame_bytes);
+  Ingestor ingestor(**store, metrics, c.max_frame_bytes, c.summary_wait);
   if (Status s = ingestor.load(); !s.ok()) return fail("database " + c.database, s.error());
   std::unique_ptr<MetricsServer> metrics_server;
   if (c.metrics_address) {

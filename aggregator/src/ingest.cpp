@@ -5,8 +5,11 @@ namespace {
 constexpr size_t kMaxCachedJobs = 100000;
 }
 
-Ingestor::Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes)
-    : store_(store), metrics_(metrics), max_frame_(max_frame_bytes) {}
+Ingestor::Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes, std::chrono::seconds summary_wait)
+    : store_(store),
+      metrics_(metrics),
+      max_frame_(max_frame_bytes),
+      summary_wait_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(summary_wait).count()) {}
 
 Status Ingestor::load() {
   auto progress = store_.loadProgress();
@@ -58,7 +61,7 @@ std::optional<StreamKey> Ingestor::offer(const std::string& peer_node, std::span
                            batch_.bytes.size(), bytes.size()});
   batch_.bytes.insert(batch_.bytes.end(), bytes.begin(), bytes.end());
   if (!env->event) ++metrics_.unknown_kinds;
-  merge(*env, job_id);
+  merge(*env, job_id, now_ns);
   return key;
 }
 
@@ -72,15 +75,13 @@ Result<JobSummary*> Ingestor::job(uint32_t job_id) {
   return &jobs_.emplace(job_id, std::move(s)).first->second;
 }
 
-// Folds the event into its job's summary; a job whose epilogs are all in is
-// queued for its AdminComment, again whenever a later event changes it.
-void Ingestor::merge(const event::Envelope& env, uint32_t id) {
+// Folds the event into its job's summary; whether its AdminComment is due is
+// decided when the batch is sealed, from the summary as the batch leaves it.
+void Ingestor::merge(const event::Envelope& env, uint32_t id, int64_t now_ns) {
   if (!env.event || id == 0) return;
   auto s = job(id);
   if (!s.ok()) return;  // unreadable stored summary: the event itself is still kept
-  if (!mergeEvent(**s, env.header.node, *env.event)) return;
-  bool& due = touched_[id];
-  due = due || (*s)->complete();
+  if (mergeEvent(**s, env.header.node, *env.event, now_ns)) touched_.insert(id);
 }
 
 Status Ingestor::commit(int64_t now_ns) {
@@ -103,9 +104,13 @@ std::optional<Batch> Ingestor::seal(int64_t now_ns) {
     stream->second.in_batch = false;
   }
   batch_streams_.clear();
-  for (const auto& [id, due] : touched_) {
-    batch_.jobs.push_back(jobs_.at(id));
-    if (due) batch_.comment_jobs.push_back(id);
+  for (uint32_t id : touched_) {
+    const JobSummary& job = jobs_.at(id);
+    batch_.jobs.push_back(job);
+    auto due = commentDueNs(job, summary_wait_ns_);
+    if (!due) continue;
+    if (*due <= now_ns) batch_.comment_jobs.push_back(id);
+    else batch_.waits.push_back({id, *due});
   }
   touched_.clear();
   Batch sealed = std::move(batch_);

@@ -80,6 +80,8 @@ CREATE TABLE IF NOT EXISTS jobs(
 CREATE TABLE IF NOT EXISTS pending_comments(
   job_id INTEGER PRIMARY KEY, generation INTEGER NOT NULL, attempts INTEGER NOT NULL,
   next_ns INTEGER NOT NULL, last_error TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS summary_waits(
+  job_id INTEGER PRIMARY KEY, due_ns INTEGER NOT NULL);
 )";
 
 constexpr const char* kLoadJob = "SELECT state FROM jobs WHERE job_id = ?";
@@ -132,15 +134,18 @@ struct Store::Prepared {
                     "ON CONFLICT(job_id) DO UPDATE SET generation=generation+1, attempts=0, next_ns=excluded.next_ns"),
         span(db, "INSERT INTO job_spans(job_id, first_row, last_row) VALUES(?,?,?) ON CONFLICT(job_id) "
                  "DO UPDATE SET last_row = max(last_row, excluded.last_row)"),
+        wait(db, "INSERT INTO summary_waits(job_id, due_ns) VALUES(?,?) ON CONFLICT(job_id) "
+                 "DO UPDATE SET due_ns = excluded.due_ns"),
+        unwait(db, "DELETE FROM summary_waits WHERE job_id = ?"),
         load_job(db, kLoadJob),
         begin(db, "BEGIN IMMEDIATE"),
         commit(db, "COMMIT"),
         rollback(db, "ROLLBACK") {}
   bool ok() const {
-    return event.ok() && stream.ok() && job.ok() && comment.ok() && span.ok() && load_job.ok() && begin.ok() &&
-           commit.ok() && rollback.ok();
+    return event.ok() && stream.ok() && job.ok() && comment.ok() && span.ok() && wait.ok() && unwait.ok() &&
+           load_job.ok() && begin.ok() && commit.ok() && rollback.ok();
   }
-  Stmt event, stream, job, comment, span, load_job, begin, commit, rollback;
+  Stmt event, stream, job, comment, span, wait, unwait, load_job, begin, commit, rollback;
   std::unordered_map<uint32_t, std::pair<int64_t, int64_t>> spans;  // per commit: job -> rows
 };
 
@@ -249,8 +254,13 @@ Status Store::commit(const Batch& b) {
   for (const auto& j : b.jobs)
     if (!p.job.bind(1, int64_t{j.job_id}).bind(2, toStateJson(j)).bind(3, b.now_ns).run().ok())
       return fail("save job");
-  for (uint32_t job : b.comment_jobs)
+  // A job due now waits no longer (its last epilog came, or its wait ran out).
+  for (uint32_t job : b.comment_jobs) {
     if (!p.comment.bind(1, int64_t{job}).bind(2, b.now_ns).run().ok()) return fail("queue comment");
+    if (!p.unwait.bind(1, int64_t{job}).run().ok()) return fail("end wait");
+  }
+  for (const auto& w : b.waits)
+    if (!p.wait.bind(1, int64_t{w.job_id}).bind(2, w.due_ns).run().ok()) return fail("wait for nodes");
   if (!p.commit.run().ok()) return fail("commit");
   return okStatus();
 }
@@ -284,6 +294,44 @@ Result<int64_t> Store::pendingCount() {
   Stmt s(db_, "SELECT count(*) FROM pending_comments");
   if (!s.ok() || s.step() != SQLITE_ROW) return sqlError(db_, "count comments");
   return s.i64(0);
+}
+
+// Looks before it writes: most calls find nothing due, and a write
+// transaction would hold up the ingest thread's commits for nothing.
+Result<int> Store::releaseWaits(int64_t now_ns) {
+  Stmt due(db_, "SELECT count(*) FROM summary_waits WHERE due_ns <= ?");
+  if (!due.ok()) return sqlError(db_, "summary waits");
+  due.bind(1, now_ns);
+  if (due.step() != SQLITE_ROW) return sqlError(db_, "summary waits");
+  int64_t n = due.i64(0);
+  due.done();
+  if (n == 0) return 0;
+  ACCEL_TRY(exec("BEGIN IMMEDIATE"));
+  Stmt queue(db_, "INSERT INTO pending_comments(job_id,generation,attempts,next_ns) "
+                  "SELECT job_id, 1, 0, ?1 FROM summary_waits WHERE due_ns <= ?1 "
+                  "ON CONFLICT(job_id) DO UPDATE SET generation=generation+1, attempts=0, next_ns=excluded.next_ns");
+  Stmt forget(db_, "DELETE FROM summary_waits WHERE due_ns <= ?");
+  Status s = okStatus();
+  if (!queue.ok() || !forget.ok()) s = sqlError(db_, "release waits");
+  if (s.ok()) s = queue.bind(1, now_ns).run();
+  int queued = sqlite3_changes(db_);
+  if (s.ok()) s = forget.bind(1, now_ns).run();
+  if (s.ok()) s = exec("COMMIT");
+  if (!s.ok()) {
+    (void)exec("ROLLBACK");
+    return s.error();
+  }
+  return queued;
+}
+
+Result<std::optional<int64_t>> Store::waitingUntil(uint32_t job_id) {
+  Stmt s(db_, "SELECT due_ns FROM summary_waits WHERE job_id = ?");
+  if (!s.ok()) return sqlError(db_, "summary wait");
+  s.bind(1, int64_t{job_id});
+  int rc = s.step();
+  if (rc == SQLITE_DONE) return std::optional<int64_t>();
+  if (rc != SQLITE_ROW) return sqlError(db_, "summary wait");
+  return std::optional<int64_t>(s.i64(0));
 }
 
 // With a job: only the rows within its span are read (a database from

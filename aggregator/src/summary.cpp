@@ -1,7 +1,11 @@
 #include "accel/aggregator/summary.h"
 
+#include <algorithm>
+#include <climits>
+#include <iterator>
 #include <nlohmann/json.hpp>
-#include <type_traits>
+
+#include "accel/common/hostlist.h"
 
 namespace accel::aggregator {
 namespace {
@@ -29,47 +33,87 @@ void addKind(JobSummary& s, const std::string& kind) {
   s.accel_kind = s.accel_kind.empty() ? kind : "mixed";
 }
 
+void keepMax(uint64_t& value, uint64_t seen) { value = std::max(value, seen); }
+
+// The names of node_list, when they are exactly node_count distinct nodes.
+// Anything else (no count, unparseable text, more names than
+// kMaxHostlistNames, a list that disagrees with the count) leaves only the
+// count to go by.
+void listNodes(JobSummary& s) {
+  s.listed_nodes.clear();
+  if (s.node_count == 0 || s.node_list.empty()) return;
+  auto names = expandHostlist(s.node_list);
+  if (!names.ok()) return;
+  std::set<std::string> listed(names->begin(), names->end());
+  if (listed.size() == s.node_count) s.listed_nodes = std::move(listed);
+}
+
+// IPUs sit in a partition that every node of the job reports whole
+// ("p42:0".."p42:N-1"), so they count once; any other device is the node's
+// own and counts for that node. Maxima and a set: a repeated prolog result
+// changes nothing.
+void addDevices(JobSummary& s, const std::string& node, const event::PrologFinished& e) {
+  std::string prefix = e.partition.empty() ? std::string() : e.partition + ":";
+  uint32_t local = 0;
+  for (const auto& d : e.devices) {
+    if (!prefix.empty() && d.starts_with(prefix)) s.partition_devices.insert(d);
+    else ++local;
+  }
+  if (local > 0) {
+    auto& mine = s.local_devices[node];
+    mine = std::max(mine, local);
+  }
+  uint64_t count = s.partition_devices.size();
+  for (const auto& [n, devices] : s.local_devices) count += devices;
+  s.accel_count = static_cast<uint32_t>(std::min<uint64_t>(count, UINT32_MAX));
+}
+
 // Each handler returns whether it may have changed the summary.
 struct Merger {
   JobSummary& s;
   const std::string& node;
+  int64_t received_ns;
+  // Every node sends the same count and list; the first list given is kept.
   bool operator()(const event::PrologStarted& e) {
-    if (e.node_count > s.node_count) s.node_count = e.node_count;
+    bool changed = e.node_count > s.node_count || (s.node_list.empty() && !e.node_list.empty());
+    if (!changed) return false;
+    s.node_count = std::max(s.node_count, e.node_count);
+    if (s.node_list.empty()) s.node_list = e.node_list;
+    listNodes(s);
     return true;
   }
   bool operator()(const event::PrologFinished& e) {
     worsen(s, e.result);
     addKind(s, e.accel_kind);
-    s.accel_count += static_cast<uint32_t>(e.devices.size());
+    addDevices(s, node, e);
     if (!e.partition.empty()) s.partition = e.partition;
-    s.appliance_limit_s = std::max(s.appliance_limit_s, e.appliance_limit_s);
+    keepMax(s.appliance_limit_s, e.appliance_limit_s);
     return true;
   }
   bool operator()(const event::EpilogFinished& e) {
     worsen(s, e.result);
     s.epilog_nodes.insert(node);
     if (!e.cleanup_ok) s.cleanup_failed.insert(node);
-    auto& used = s.appliance_s[node];
-    used = std::max(used, e.appliance_seconds);
+    bool first = s.first_epilog_ns == 0 || received_ns < s.first_epilog_ns;
+    if (received_ns > 0 && first) s.first_epilog_ns = received_ns;
+    keepMax(s.appliance_s[node], e.appliance_seconds);
     return true;
   }
   bool operator()(const event::StepStarted& e) {
     return e.surrogate && s.surrogate_steps.insert(e.step_id).second;
   }
   bool operator()(const event::ApplianceJobChanged& e) {
-    auto& used = s.appliance_s[node];
-    used = std::max(used, e.seconds_used);
+    keepMax(s.appliance_s[node], e.seconds_used);
     return true;
   }
   bool operator()(const event::TimeLimitWarning& e) {
-    s.appliance_limit_s = std::max(s.appliance_limit_s, e.limit_s);
+    keepMax(s.appliance_limit_s, e.limit_s);
     return true;
   }
   bool operator()(const event::TimeLimitEnforced& e) {
     worsen(s, JobResult::kTimeLimit);
-    s.appliance_limit_s = std::max(s.appliance_limit_s, e.limit_s);
-    auto& used = s.appliance_s[node];
-    used = std::max(used, e.used_s);
+    keepMax(s.appliance_limit_s, e.limit_s);
+    keepMax(s.appliance_s[node], e.used_s);
     return true;
   }
   template <typename Other>
@@ -79,20 +123,43 @@ struct Merger {
 }  // namespace
 
 uint64_t JobSummary::applianceSeconds() const {
-  uint64_t total = 0;
-  for (const auto& [node, s] : appliance_s) total += s;
-  return total;
+  uint64_t most = 0;
+  for (const auto& [node, s] : appliance_s) most = std::max(most, s);
+  return most;
 }
 
 bool JobSummary::complete() const {
   if (node_count == 0) return !epilog_nodes.empty();
+  if (!listed_nodes.empty())
+    return std::includes(epilog_nodes.begin(), epilog_nodes.end(), listed_nodes.begin(), listed_nodes.end());
   return epilog_nodes.size() >= node_count;
 }
 
-bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev) {
+std::set<std::string> JobSummary::allNodes() const {
+  std::set<std::string> all = nodes;
+  all.insert(listed_nodes.begin(), listed_nodes.end());
+  return all;
+}
+
+std::set<std::string> JobSummary::missingNodes() const {
+  std::set<std::string> missing;
+  if (complete()) return missing;
+  const auto& expected = listed_nodes.empty() ? nodes : listed_nodes;
+  std::set_difference(expected.begin(), expected.end(), epilog_nodes.begin(), epilog_nodes.end(),
+                      std::inserter(missing, missing.end()));
+  return missing;
+}
+
+bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev, int64_t received_ns) {
   if (event::jobIdOf(ev) == 0) return false;
   bool new_node = summary.nodes.insert(node).second;
-  return std::visit(Merger{summary, node}, ev) || new_node;
+  return std::visit(Merger{summary, node, received_ns}, ev) || new_node;
+}
+
+std::optional<int64_t> commentDueNs(const JobSummary& s, int64_t wait_ns) {
+  if (s.epilog_nodes.empty()) return std::nullopt;
+  if (s.complete() || s.first_epilog_ns == 0) return 0;
+  return s.first_epilog_ns + wait_ns;
 }
 
 std::string toStateJson(const JobSummary& s) {
@@ -101,7 +168,9 @@ std::string toStateJson(const JobSummary& s) {
          {"partition", s.partition},  {"nodes", s.nodes},
          {"epilog_nodes", s.epilog_nodes}, {"cleanup_failed", s.cleanup_failed},
          {"node_count", s.node_count}, {"appliance_s", s.appliance_s},
-         {"appliance_limit_s", s.appliance_limit_s}, {"surrogate_steps", s.surrogate_steps}};
+         {"appliance_limit_s", s.appliance_limit_s}, {"surrogate_steps", s.surrogate_steps},
+         {"local_devices", s.local_devices}, {"partition_devices", s.partition_devices},
+         {"node_list", s.node_list}, {"first_epilog_ns", s.first_epilog_ns}};
   // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -125,6 +194,12 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     s.appliance_s = j.at("appliance_s").get<std::map<std::string, uint64_t>>();
     s.appliance_limit_s = j.at("appliance_limit_s").get<uint64_t>();
     s.surrogate_steps = j.at("surrogate_steps").get<std::set<uint32_t>>();
+    // Added since the first release: absent from older states.
+    s.local_devices = j.value("local_devices", std::map<std::string, uint32_t>{});
+    s.partition_devices = j.value("partition_devices", std::set<std::string>{});
+    s.node_list = j.value("node_list", std::string());
+    s.first_epilog_ns = j.value("first_epilog_ns", int64_t{0});
+    listNodes(s);
     return s;
   } catch (const Json::exception& e) {
     return Error(ErrorCode::kParse, std::string("job summary: ") + e.what());
@@ -139,11 +214,12 @@ std::string toCommentJson(const JobSummary& s) {
   j["accel"] = s.accel_kind;
   j["count"] = s.accel_count;
   j["partition"] = s.partition;
-  j["nodes"] = s.nodes;
+  j["nodes"] = s.allNodes();
   j["appliance_s"] = s.applianceSeconds();
   j["appliance_limit_s"] = s.appliance_limit_s;
   j["surrogate_steps"] = s.surrogate_steps.size();
   if (!s.cleanup_failed.empty()) j["cleanup_failed"] = s.cleanup_failed;
+  if (auto missing = s.missingNodes(); !missing.empty()) j["missing_nodes"] = missing;
   std::string out = j.dump(-1, ' ', false, Json::error_handler_t::replace);
   // '|' can only occur inside strings here; the escape keeps sacct -P intact.
   std::string safe;

@@ -1,6 +1,7 @@
 // accel-aggregatord and real outboxes (event_emitter) as separate processes
 // over ZeroMQ ipc:// in a temp dir: delivery exactly once across restarts and
-// kill -9 of either side; hostile peers are refused and counted.
+// kill -9 of either side; hostile peers are refused and counted; a job on two
+// nodes waits for both epilogs, across a restart.
 #include <arpa/inet.h>
 #include <poll.h>
 #include <fcntl.h>
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -86,7 +89,7 @@ class AggregatorProcessTest : public ::testing::Test {
     std::ofstream(dir_ + "/agg.conf") << "Listen=" << endpoint() << "\nSecretKeyFile=" << dir_
                                       << "/aggregator.key\nAllowListDir=" << dir_ << "/nodes\nDatabase=" << dir_
                                       << "/events.db\nMetricsAddress=127.0.0.1:" << port_
-                                      << "\nWriteComments=no\nLogLevel=debug\n";
+                                      << "\nWriteComments=no\nSummaryWaitSeconds=3600\nLogLevel=debug\n";
     notify_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un sa{};
     sa.sun_family = AF_UNIX;
@@ -154,6 +157,39 @@ class AggregatorProcessTest : public ::testing::Test {
     sqlite3_finalize(s);
     sqlite3_close(db);
     return out;
+  }
+  // The first column of the first row of `sql` over the database, as text;
+  // empty when there is no row.
+  std::string query(const std::string& sql) {
+    sqlite3* db = nullptr;
+    std::string out;
+    if (sqlite3_open_v2((dir_ + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return out;
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+      out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return out;
+  }
+  // Sends `events` as stream (node, 1) with a fresh DEALER, the node's
+  // keys, and waits until the last one is acknowledged.
+  bool sendAsNode(const std::string& node, const CurveKeyPair& keys, const std::vector<accel::event::Event>& events) {
+    zmq::context_t ctx;
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::curve_serverkey, server_.public_key);
+    s.set(zmq::sockopt::curve_publickey, keys.public_key);
+    s.set(zmq::sockopt::curve_secretkey, keys.secret_key);
+    s.set(zmq::sockopt::rcvtimeo, 10000);
+    s.connect(endpoint());
+    uint64_t seq = 0;
+    for (const auto& ev : events) s.send(zmq::buffer(accel::event::encode({node, 1, ++seq, 1, 1}, ev)));
+    for (zmq::message_t ack; s.recv(ack);) {
+      auto a = accel::event::decodeAck({static_cast<const uint8_t*>(ack.data()), ack.size()});
+      if (a.ok() && *a == accel::event::Ack{1, seq}) return true;
+    }
+    return false;
   }
   std::string metrics() {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -278,6 +314,42 @@ TEST_F(AggregatorProcessTest, EventsVerbPrintsTheRecordReadOnly) {
     ++lines;
   }
   EXPECT_EQ(lines, 3);
+}
+
+// Job 7 runs on node1 and node2. node1's epilog alone leaves the summary
+// waiting (until an hour after it, SummaryWaitSeconds), not queued; the wait
+// is still there after kill -9 and a restart; node2's epilog queues it, and
+// the job has the partition's 2 IPUs, not 2 per node.
+TEST_F(AggregatorProcessTest, TwoNodeJobWaitsForBothEpilogsAcrossARestart) {
+  using namespace accel::event;
+  CurveKeyPair node2 = *generateCurveKeyPair();
+  std::ofstream(dir_ + "/nodes/node2.pub") << node2.public_key << "\n";
+  // What each node sends: both report the whole partition.
+  const std::vector<Event> job{PrologStarted{7, 1000, "alice", "node[1-2]", 2},
+                               PrologFinished{7, JobResult::kOk, {"p7:0", "p7:1"}, "p7", 1, "", "ipu"},
+                               EpilogFinished{7}};
+  startAggregator();
+  auto epoch_s = [] {
+    using namespace std::chrono;
+    return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
+  };
+  int64_t before = epoch_s();
+  ASSERT_TRUE(sendAsNode("node1", node_, job));
+  std::string due = query("SELECT due_ns / 1000000000 FROM summary_waits WHERE job_id = 7");
+  ASSERT_FALSE(due.empty()) << "no wait for node2";
+  EXPECT_GE(std::stoll(due), before + 3600);
+  EXPECT_LE(std::stoll(due), epoch_s() + 3600);
+  EXPECT_EQ(query("SELECT count(*) FROM pending_comments"), "0");
+  killAggregator();
+  startAggregator();
+  EXPECT_EQ(query("SELECT due_ns / 1000000000 FROM summary_waits WHERE job_id = 7"), due);
+  ASSERT_TRUE(sendAsNode("node2", node2, job));
+  EXPECT_EQ(query("SELECT count(*) FROM summary_waits"), "0");
+  EXPECT_EQ(query("SELECT count(*) FROM pending_comments WHERE job_id = 7"), "1");
+  auto state = nlohmann::json::parse(query("SELECT state FROM jobs WHERE job_id = 7"), nullptr, false);
+  ASSERT_TRUE(state.is_object());
+  EXPECT_EQ(state["accel_count"], 2);
+  EXPECT_EQ(state["epilog_nodes"], nlohmann::json::array({"node1", "node2"}));
 }
 
 }  // namespace

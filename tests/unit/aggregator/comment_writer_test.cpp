@@ -2,6 +2,8 @@
 // retry while unreachable (back-fill), rate limit, newer summaries win.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "accel/aggregator/admin_comment.h"
 #include "accel/aggregator/comment_writer.h"
 #include "accel/aggregator/fake_accounting.h"
@@ -20,15 +22,36 @@ class CommentWriterTest : public ::testing::Test {
     char tmpl[] = "/tmp/accel-comment-test-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
+    restart();
+  }
+  void TearDown() override { (void)removeTree(dir_); }
+  // Opens the database, as the daemon does when it starts (again): nothing
+  // is carried over but what the database holds.
+  void restart() {
+    writer_.reset();
+    ingestor_.reset();
+    store_.reset();
     auto store = Store::open(dir_ + "/events.db", Store::Mode::kReadWrite);
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
     ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
     ASSERT_TRUE(ingestor_->load().ok());
-    writer_ = std::make_unique<CommentWriter>(*store_, fake_, metrics_, CommentWriterOptions{2, std::chrono::seconds(2), std::chrono::seconds(60)},
-                                              [this] { return now_; });
+    CommentWriterOptions options{2, std::chrono::seconds(2), std::chrono::seconds(60)};
+    writer_ = std::make_unique<CommentWriter>(*store_, fake_, metrics_, options, [this] { return now_; });
   }
-  void TearDown() override { (void)removeTree(dir_); }
+  // One event of a node whose stream is epoch 1, at the current time.
+  void send(const std::string& node, const Event& ev) {
+    auto bytes = encode({node, 1, ++seq_[node], 1, 1}, ev);
+    ASSERT_TRUE(ingestor_->offer(node, bytes, now_));
+    ASSERT_TRUE(ingestor_->commit(now_).ok());
+  }
+  void startTwoNodeJob(uint32_t job) {
+    for (std::string node : {"n1", "n2"}) {
+      send(node, PrologStarted{job, 1000, "alice", "n[1-2]", 2});
+      send(node, PrologFinished{job, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});
+    }
+  }
+  nlohmann::json written(uint32_t job) { return nlohmann::json::parse(extractAccelSegment(fake_.comment(job))); }
   void finishJob(uint32_t job, uint64_t seq) {
     auto a = encode({"n1", 1, seq, 1, 1}, PrologFinished{job, JobResult::kOk, {"cuda0"}, "", 1, "", "gpu"});
     auto b = encode({"n1", 1, seq + 1, 1, 1}, EpilogFinished{job});
@@ -41,6 +64,7 @@ class CommentWriterTest : public ::testing::Test {
   Metrics metrics_;
   FakeAccounting fake_;
   int64_t now_ = 1000 * kSec;
+  std::map<std::string, uint64_t> seq_;  // send(): each node's last sequence number
   std::unique_ptr<Store> store_;
   std::unique_ptr<Ingestor> ingestor_;
   std::unique_ptr<CommentWriter> writer_;
@@ -105,6 +129,52 @@ TEST_F(CommentWriterTest, UnchangedCommentIsNotRewritten) {
   now_ += kSec;
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_EQ(fake_.writes(), 1);
+}
+
+TEST_F(CommentWriterTest, TwoNodeJobIsWrittenOnceAfterItsLastEpilog) {
+  fake_.addJob(42);
+  startTwoNodeJob(42);
+  send("n1", EpilogFinished{42});
+  for (int i = 0; i < 5; ++i) {
+    now_ += 10 * kSec;
+    EXPECT_EQ(*writer_->runOnce(), 0);
+  }
+  EXPECT_EQ(fake_.writes(), 0);
+  send("n2", EpilogFinished{42});
+  now_ += kSec;
+  EXPECT_EQ(*writer_->runOnce(), 1);
+  now_ += 600 * kSec;  // past the wait: nothing is written a second time
+  EXPECT_EQ(*writer_->runOnce(), 0);
+  EXPECT_EQ(fake_.writes(), 1);
+  auto j = written(42);
+  EXPECT_EQ(j["count"], 4);
+  EXPECT_EQ(j["nodes"], nlohmann::json::array({"n1", "n2"}));
+  EXPECT_FALSE(j.contains("missing_nodes"));
+}
+
+// n2 dies after its prolog: the summary goes out 300 s after n1's epilog,
+// the aggregator's restart in between notwithstanding, and names n2; n2's
+// epilog, coming late, replaces it.
+TEST_F(CommentWriterTest, NodeThatNeverReportsIsNamedAfterTheWait) {
+  fake_.addJob(42);
+  startTwoNodeJob(42);
+  send("n1", EpilogFinished{42});
+  int64_t first_epilog = now_;
+  now_ = first_epilog + 299 * kSec;
+  EXPECT_EQ(*writer_->runOnce(), 0);
+  restart();
+  EXPECT_EQ(*writer_->runOnce(), 0);
+  now_ = first_epilog + 300 * kSec;
+  EXPECT_EQ(*writer_->runOnce(), 1);
+  auto j = written(42);
+  EXPECT_EQ(j["missing_nodes"], nlohmann::json::array({"n2"}));
+  EXPECT_EQ(j["nodes"], nlohmann::json::array({"n1", "n2"}));
+  now_ += 60 * kSec;
+  send("n2", EpilogFinished{42});
+  now_ += kSec;
+  EXPECT_EQ(*writer_->runOnce(), 1);
+  EXPECT_FALSE(written(42).contains("missing_nodes"));
+  EXPECT_EQ(fake_.writes(), 2);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "accel/aggregator/config.h"
+#include "accel/aggregator/ingest.h"
 
 namespace accel::aggregator {
 namespace {
@@ -16,11 +17,14 @@ TEST(AggregatorConfig, EmptyFileGivesDefaults) {
   EXPECT_EQ(c->batch_size, 8192u);
   EXPECT_EQ(c->batch_wait_ms, 5u);
   EXPECT_EQ(c->synchronous, AggregatorConfig::Synchronous::kFull);
+  EXPECT_EQ(c->summary_wait, std::chrono::seconds(300));
+  EXPECT_EQ(c->summary_wait, kDefaultSummaryWait);
 }
 
 TEST(AggregatorConfig, KeysAreRead) {
   auto c = parseAggregatorConfig("Listen=ipc:///tmp/x\nDatabase=/tmp/e.db\nWriteComments=no\nClusterName=c1\n"
-                                 "MaxFrameSize=16K\nBatchSize=100\nBatchWaitMs=0\nSynchronous=normal\n");
+                                 "MaxFrameSize=16K\nBatchSize=100\nBatchWaitMs=0\nSynchronous=normal\n"
+                                 "SummaryWaitSeconds=0\n");
   ASSERT_TRUE(c.ok()) << c.error().message();
   EXPECT_EQ(c->listen, "ipc:///tmp/x");
   EXPECT_EQ(c->database, "/tmp/e.db");
@@ -30,6 +34,7 @@ TEST(AggregatorConfig, KeysAreRead) {
   EXPECT_EQ(c->batch_size, 100u);
   EXPECT_EQ(c->batch_wait_ms, 0u);
   EXPECT_EQ(c->synchronous, AggregatorConfig::Synchronous::kNormal);
+  EXPECT_EQ(c->summary_wait, std::chrono::seconds(0));
 }
 
 TEST(AggregatorConfig, UnknownKeyIsNamedWithFileAndLine) {
@@ -41,6 +46,14 @@ TEST(AggregatorConfig, UnknownKeyIsNamedWithFileAndLine) {
 
 TEST(AggregatorConfig, OversizedFrameLimitIsRefused) {
   EXPECT_FALSE(parseAggregatorConfig("MaxFrameSize=1M\n").ok());
+}
+
+TEST(AggregatorConfig, SummaryWaitIsBoundedToADay) {
+  auto day = parseAggregatorConfig("SummaryWaitSeconds=86400\n");
+  ASSERT_TRUE(day.ok()) << day.error().message();
+  EXPECT_EQ(day->summary_wait, std::chrono::hours(24));
+  EXPECT_FALSE(parseAggregatorConfig("SummaryWaitSeconds=86401\n").ok());
+  EXPECT_FALSE(parseAggregatorConfig("SummaryWaitSeconds=5m\n").ok());
 }
 
 }  // namespace

@@ -135,6 +135,48 @@ TEST_F(IngestTest, LastEpilogQueuesTheJobsComment) {
   EXPECT_EQ((*job)->nodes, (std::set<std::string>{"n1", "n2"}));
 }
 
+// The first of two epilogs starts the job's wait in the database, where a
+// restart finds it; the second ends it and queues the comment.
+TEST_F(IngestTest, FirstOfTwoEpilogsStartsAWaitThatOutlivesARestart) {
+  constexpr int64_t kSec = 1'000'000'000;
+  ASSERT_TRUE(offer("n1", 1, 1, PrologStarted{42, 0, "a", "n[1-2]", 2}));
+  ASSERT_TRUE(ingestor_->offer("n1", encode({"n1", 1, 2, 1, 1}, EpilogFinished{42}), 100 * kSec));
+  ASSERT_TRUE(ingestor_->commit(100 * kSec).ok());
+  EXPECT_EQ(*store_->pendingCount(), 0);
+  EXPECT_EQ(*store_->waitingUntil(42), 400 * kSec);
+  reopen();
+  EXPECT_EQ(*store_->waitingUntil(42), 400 * kSec);
+  EXPECT_EQ(*store_->releaseWaits(399 * kSec), 0);
+  ASSERT_TRUE(ingestor_->offer("n2", encode({"n2", 1, 1, 1, 1}, EpilogFinished{42}), 200 * kSec));
+  ASSERT_TRUE(ingestor_->commit(200 * kSec).ok());
+  EXPECT_EQ(*store_->waitingUntil(42), std::nullopt);
+  EXPECT_EQ(*store_->pendingCount(), 1);
+  EXPECT_EQ(*store_->releaseWaits(500 * kSec), 0) << "nothing left to release";
+}
+
+TEST_F(IngestTest, WaitEndsInTheQueueAndLateEventsGoStraightThere) {
+  constexpr int64_t kSec = 1'000'000'000;
+  ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024, std::chrono::seconds(10));
+  ASSERT_TRUE(ingestor_->load().ok());
+  ASSERT_TRUE(offer("n1", 1, 1, PrologStarted{42, 0, "a", "n[1-3]", 3}));
+  ASSERT_TRUE(ingestor_->offer("n1", encode({"n1", 1, 2, 1, 1}, EpilogFinished{42}), 100 * kSec));
+  ASSERT_TRUE(ingestor_->commit(100 * kSec).ok());
+  EXPECT_EQ(*store_->waitingUntil(42), 110 * kSec);
+  EXPECT_EQ(*store_->releaseWaits(109 * kSec), 0);
+  EXPECT_EQ(*store_->releaseWaits(110 * kSec), 1);
+  EXPECT_EQ(*store_->waitingUntil(42), std::nullopt);
+  EXPECT_EQ(*store_->pendingCount(), 1);
+  auto due = store_->duePending(110 * kSec, 10);
+  ASSERT_TRUE(due.ok());
+  ASSERT_EQ(due->size(), 1u);
+  ASSERT_TRUE(store_->finishPending(42, (*due)[0].generation).ok());  // written
+  // n2's epilog, after the wait: queued at once, no new wait.
+  ASSERT_TRUE(ingestor_->offer("n2", encode({"n2", 1, 1, 1, 1}, EpilogFinished{42}), 120 * kSec));
+  ASSERT_TRUE(ingestor_->commit(120 * kSec).ok());
+  EXPECT_EQ(*store_->waitingUntil(42), std::nullopt);
+  EXPECT_EQ(*store_->pendingCount(), 1);
+}
+
 TEST_F(IngestTest, SealedBatchCountsOnlyOnceFinished) {
   for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(offer("n1", 1, q, AgentStarted{}));
   auto first = ingestor_->seal(3);

@@ -14,8 +14,10 @@ JobSummary twoNodeJob() {
   JobSummary s;
   s.job_id = 42;
   mergeEvent(s, "n1", PrologStarted{42, 1000, "alice", "n[1-2]", 2});
-  mergeEvent(s, "n1", PrologFinished{42, JobResult::kOk, {"ipu0", "ipu1"}, "p42", 1, "", "ipu", 3600});
-  mergeEvent(s, "n2", PrologFinished{42, JobResult::kOk, {"ipu0", "ipu1"}, "p42", 1, "", "ipu", 3600});
+  mergeEvent(s, "n2", PrologStarted{42, 1000, "alice", "n[1-2]", 2});
+  // Both nodes report the one partition of two IPUs, as the agent names them.
+  mergeEvent(s, "n1", PrologFinished{42, JobResult::kOk, {"p42:0", "p42:1"}, "p42", 1, "", "ipu", 3600});
+  mergeEvent(s, "n2", PrologFinished{42, JobResult::kOk, {"p42:0", "p42:1"}, "p42", 1, "", "ipu", 3600});
   mergeEvent(s, "n1", StepStarted{42, 3, "wsjob-1-csx1", true});
   mergeEvent(s, "n1", StepStarted{42, 4, "train", false});
   mergeEvent(s, "n1", StepStarted{42, 3, "wsjob-1-csx1", true});  // replayed: counted once
@@ -23,10 +25,11 @@ JobSummary twoNodeJob() {
   return s;
 }
 
+// A 2-IPU job on two nodes has 2 IPUs, not one pair per node.
 TEST(Summary, MergesNodesDevicesAndSteps) {
   JobSummary s = twoNodeJob();
   EXPECT_EQ(s.accel_kind, "ipu");
-  EXPECT_EQ(s.accel_count, 4u);
+  EXPECT_EQ(s.accel_count, 2u);
   EXPECT_EQ(s.partition, "p42");
   EXPECT_EQ(s.nodes, (std::set<std::string>{"n1", "n2"}));
   EXPECT_EQ(s.surrogate_steps.size(), 1u);
@@ -102,9 +105,174 @@ TEST(Summary, CommentJsonIsVersionedAndSafeForSacctP) {
   EXPECT_EQ(j["v"], 1);
   EXPECT_EQ(j["result"], "ok");
   EXPECT_EQ(j["partition"], "a|b");
-  EXPECT_EQ(j["count"], 4);
+  EXPECT_EQ(j["count"], 2);
   EXPECT_EQ(j["surrogate_steps"], 1);
   EXPECT_EQ(j["nodes"], nlohmann::json::array({"n1", "n2"}));
+}
+
+constexpr int64_t kSec = 1'000'000'000;
+
+JobSummary gpuJob(const std::string& list, uint32_t count) {
+  JobSummary s;
+  s.job_id = 9;
+  mergeEvent(s, "g1", PrologStarted{9, 1000, "bob", list, count});
+  return s;
+}
+
+TEST(Summary, GpusAreEachNodesOwnAndAddUp) {
+  JobSummary s = gpuJob("g[1-2]", 2);
+  mergeEvent(s, "g1", PrologFinished{9, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});
+  mergeEvent(s, "g2", PrologFinished{9, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});
+  EXPECT_EQ(s.accel_count, 4u);
+  EXPECT_EQ(nlohmann::json::parse(toCommentJson(s))["count"], 4);
+}
+
+// An agent that restarts sends its prolog result again under a new epoch,
+// which dedupe cannot catch: the second copy must count for nothing.
+TEST(Summary, RepeatedPrologResultOfANodeCountsOnce) {
+  JobSummary gpus = gpuJob("g[1-2]", 2);
+  JobSummary ipus = gpuJob("g[1-2]", 2);
+  for (int i = 0; i < 2; ++i) {
+    mergeEvent(gpus, "g1", PrologFinished{9, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});
+    mergeEvent(ipus, "g1", PrologFinished{9, JobResult::kOk, {"p9:0", "p9:1"}, "p9", 1, "", "ipu"});
+  }
+  mergeEvent(gpus, "g2", PrologFinished{9, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});
+  EXPECT_EQ(gpus.accel_count, 4u);
+  EXPECT_EQ(ipus.accel_count, 2u);
+}
+
+// IPUs of the partition count once; a device of the node's own beside them
+// counts for that node.
+TEST(Summary, PartitionAndLocalDevicesOfOneNodeAreTold) {
+  JobSummary s;
+  mergeEvent(s, "n1", PrologFinished{1, JobResult::kOk, {"0", "p1:0", "p1:1"}, "p1", 0, "", "ipu"});
+  mergeEvent(s, "n2", PrologFinished{1, JobResult::kOk, {"p1:0", "p1:1"}, "p1", 0, "", "ipu"});
+  EXPECT_EQ(s.accel_count, 3u);
+}
+
+// Every node reads the job's one appliance: the figure is the largest, not a sum.
+TEST(Summary, ApplianceSecondsAreTheLargestNodesFigure) {
+  JobSummary s = gpuJob("g[1-2]", 2);
+  mergeEvent(s, "g1", EpilogFinished{9, JobResult::kOk, 1, "", true, 30});
+  mergeEvent(s, "g2", EpilogFinished{9, JobResult::kOk, 1, "", true, 31});
+  EXPECT_EQ(s.applianceSeconds(), 31u);
+  EXPECT_EQ(nlohmann::json::parse(toCommentJson(s))["appliance_s"], 31);
+}
+
+TEST(Summary, ListedNodesAreTheOnesWaitedFor) {
+  JobSummary s = gpuJob("g[1-2]", 2);
+  mergeEvent(s, "g1", EpilogFinished{9});
+  mergeEvent(s, "x7", EpilogFinished{9});  // not the job's node: does not stand in for g2
+  EXPECT_FALSE(s.complete());
+  EXPECT_EQ(s.missingNodes(), (std::set<std::string>{"g2"}));
+  mergeEvent(s, "g2", EpilogFinished{9});
+  EXPECT_TRUE(s.complete());
+  EXPECT_TRUE(s.missingNodes().empty());
+}
+
+TEST(Summary, CommentIsDueAtTheLastEpilogOrAfterTheWait) {
+  JobSummary s = gpuJob("g[1-2]", 2);
+  EXPECT_EQ(commentDueNs(s, 300 * kSec), std::nullopt);
+  mergeEvent(s, "g1", EpilogFinished{9}, 1000 * kSec);
+  mergeEvent(s, "g1", EpilogFinished{9}, 1100 * kSec);  // again, later: the wait runs from the first
+  EXPECT_EQ(commentDueNs(s, 300 * kSec), 1300 * kSec);
+  mergeEvent(s, "g2", EpilogFinished{9}, 1200 * kSec);
+  EXPECT_EQ(commentDueNs(s, 300 * kSec), 0);
+}
+
+TEST(Summary, UnknownNodeCountIsDueAtTheFirstEpilog) {
+  JobSummary s;
+  mergeEvent(s, "n1", PrologStarted{7, 0, "a", "n[1-2]", 0});  // an older agent: no count
+  mergeEvent(s, "n1", EpilogFinished{7}, 1000 * kSec);
+  EXPECT_TRUE(s.listed_nodes.empty());
+  EXPECT_EQ(commentDueNs(s, 300 * kSec), 0);
+  EXPECT_EQ(nlohmann::json::parse(toCommentJson(s)).count("missing_nodes"), 0u);
+}
+
+// After the wait: the nodes of the list that never answered are named, also
+// one that never reported anything at all.
+TEST(Summary, SummaryAfterTheWaitNamesTheMissingNodes) {
+  JobSummary s = gpuJob("g[1-3]", 3);
+  mergeEvent(s, "g2", PrologFinished{9, JobResult::kOk, {"0"}, "", 1, "", "gpu"});
+  mergeEvent(s, "g1", EpilogFinished{9}, 1000 * kSec);
+  auto j = nlohmann::json::parse(toCommentJson(s));
+  EXPECT_EQ(j["nodes"], nlohmann::json::array({"g1", "g2", "g3"}));
+  EXPECT_EQ(j["missing_nodes"], nlohmann::json::array({"g2", "g3"}));
+}
+
+// A list that cannot be read, that names too many nodes or that disagrees
+// with the count is set aside: the count alone decides, and what is missing
+// is named as far as the nodes that reported allow.
+TEST(Summary, UnusableNodeListFallsBackToTheCount) {
+  for (const std::string& list : std::vector<std::string>{"g[1-", "g[2-1]", "g[1-2]]", "g[1-3]", "g1,g1", "g[0-99999]",
+                                                           std::string(70000, ',')}) {
+    SCOPED_TRACE(list.substr(0, 20));
+    JobSummary s = gpuJob(list, 2);
+    EXPECT_TRUE(s.listed_nodes.empty());
+    EXPECT_EQ(s.node_count, 2u);
+    mergeEvent(s, "g1", EpilogFinished{9}, 1000 * kSec);
+    EXPECT_FALSE(s.complete());
+    EXPECT_EQ(s.missingNodes(), std::set<std::string>{}) << "g1, the only reporter, is in";
+    mergeEvent(s, "g2", PrologFinished{9, JobResult::kOk, {"0"}, "", 1, "", "gpu"});
+    EXPECT_EQ(s.missingNodes(), (std::set<std::string>{"g2"}));
+    EXPECT_EQ(commentDueNs(s, 300 * kSec), 1300 * kSec);
+    mergeEvent(s, "g2", EpilogFinished{9}, 1001 * kSec);
+    EXPECT_TRUE(s.complete());
+    auto back = fromStateJson(toStateJson(s));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, s);
+  }
+}
+
+// The comment of the two-node IPU job in docs/accounting-format.md, byte for byte.
+TEST(Summary, TwoNodeCommentIsExactlyAsDocumented) {
+  JobSummary s;
+  s.job_id = 4242;
+  for (std::string node : {"ipu-host1", "ipu-host2"}) {
+    mergeEvent(s, node, PrologStarted{4242, 1000, "alice", "ipu-host[1-2]", 2});
+    mergeEvent(s, node, PrologFinished{4242, JobResult::kOk, {"p4242:0", "p4242:1", "p4242:2", "p4242:3"},
+                                       "p4242", 1, "", "ipu", 0});
+  }
+  mergeEvent(s, "ipu-host1", EpilogFinished{4242, JobResult::kOk, 1, "", true, 0}, 1000 * kSec);
+  EXPECT_EQ(toCommentJson(s),
+            R"({"v":1,"result":"ok","accel":"ipu","count":4,"partition":"p4242","nodes":["ipu-host1","ipu-host2"],)"
+            R"("appliance_s":0,"appliance_limit_s":0,"surrogate_steps":0,"missing_nodes":["ipu-host2"]})");
+  mergeEvent(s, "ipu-host2", EpilogFinished{4242, JobResult::kOk, 1, "", true, 0}, 1001 * kSec);
+  EXPECT_EQ(toCommentJson(s),
+            R"({"v":1,"result":"ok","accel":"ipu","count":4,"partition":"p4242","nodes":["ipu-host1","ipu-host2"],)"
+            R"("appliance_s":0,"appliance_limit_s":0,"surrogate_steps":0})");
+}
+
+TEST(Summary, StateRoundTripsTheWaitAndPerNodeFigures) {
+  JobSummary s = twoNodeJob();
+  mergeEvent(s, "n1", EpilogFinished{42, JobResult::kOk, 1, "", true, 70}, 1234 * kSec);
+  mergeEvent(s, "g9", PrologFinished{42, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});
+  auto back = fromStateJson(toStateJson(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, s);
+  EXPECT_EQ(back->first_epilog_ns, 1234 * kSec);
+  EXPECT_EQ(back->node_list, "n[1-2]");
+  EXPECT_EQ(back->listed_nodes, (std::set<std::string>{"n1", "n2"}));
+  EXPECT_EQ(back->partition_devices, (std::set<std::string>{"p42:0", "p42:1"}));
+  EXPECT_EQ(back->local_devices, (std::map<std::string, uint32_t>{{"g9", 2}}));
+  EXPECT_EQ(back->accel_count, 4u);
+}
+
+// A state stored by the release before this one, as it wrote it.
+TEST(Summary, StateWithoutTheNewerFieldsIsRead) {
+  auto old = fromStateJson(
+      R"({"accel_count":4,"accel_kind":"ipu","appliance_limit_s":3600,"appliance_s":{"n1":50},)"
+      R"("cleanup_failed":[],"epilog_nodes":["n1"],"job_id":42,"node_count":2,"nodes":["n1","n2"],)"
+      R"("partition":"p42","result":0,"surrogate_steps":[3]})");
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  EXPECT_EQ(old->accel_count, 4u);
+  EXPECT_TRUE(old->node_list.empty());
+  EXPECT_TRUE(old->listed_nodes.empty());
+  EXPECT_EQ(old->first_epilog_ns, 0);
+  EXPECT_FALSE(old->complete());
+  EXPECT_EQ(commentDueNs(*old, 300 * kSec), 0) << "its wait began before anyone timed it: due";
+  mergeEvent(*old, "n2", EpilogFinished{42});
+  EXPECT_TRUE(old->complete());
 }
 
 }  // namespace

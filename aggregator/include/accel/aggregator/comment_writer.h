@@ -1,8 +1,10 @@
 #pragma once
 // Writes finished jobs' summaries into AdminComment: the pending_comments
 // table is the queue, so writes survive restarts and outages of slurmdbd
-// (back-fill). Rate-limited by a token bucket; a failed write is retried with
-// exponential back-off. Owns no thread: the caller calls runOnce().
+// (back-fill). Jobs whose wait for missing nodes has run out (summary_waits)
+// are moved into that queue first. Rate-limited by a token bucket; a failed
+// write is retried with exponential back-off. Owns no thread: the caller
+// calls runOnce().
 #include <chrono>
 #include <cstdint>
 #include <functional>

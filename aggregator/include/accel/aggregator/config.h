@@ -2,6 +2,7 @@
 // accel-aggregator.conf: settings of accel-aggregatord, in slurm.conf's
 // Key=Value syntax, with its own key table (config.cpp). Unknown keys are
 // errors naming file, line and key, as for accel.conf.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@ struct AggregatorConfig {
   std::optional<std::string> metrics_address;
   uint32_t comment_writes_per_second = 0;
   bool write_comments = true;
+  std::chrono::seconds summary_wait{0};
   std::optional<std::string> cluster_name;
   std::optional<std::string> slurm_conf;
   uint64_t max_frame_bytes = 0;

@@ -5,9 +5,17 @@
 // (node, epoch) stream; lower ones are duplicates (dropped, re-acknowledged),
 // higher ones mean an earlier one was lost on the way (dropped; the agent
 // resends from its oldest unacknowledged event).
+//
+// A job's AdminComment is queued once every node's epilog is in. Until then,
+// from the first epilog on, the job waits in summary_waits until
+// `summary_wait` after that epilog arrived, when the comment writer queues it
+// anyway (Store::releaseWaits); being in the database, the wait outlives a
+// restart. Once queued, every later change queues it again.
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -18,9 +26,12 @@
 
 namespace accel::aggregator {
 
+inline constexpr std::chrono::seconds kDefaultSummaryWait{300};  // SummaryWaitSeconds
+
 class Ingestor {
  public:
-  Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes);
+  Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes,
+           std::chrono::seconds summary_wait = kDefaultSummaryWait);
 
   // Reads every stream's acknowledged sequence number from the store.
   Status load();
@@ -62,15 +73,16 @@ class Ingestor {
   using Streams = std::map<StreamKey, Stream>;
 
   Result<JobSummary*> job(uint32_t job_id);
-  void merge(const event::Envelope& env, uint32_t job_id);
+  void merge(const event::Envelope& env, uint32_t job_id, int64_t now_ns);
 
   Store& store_;
   Metrics& metrics_;
   size_t max_frame_;
+  int64_t summary_wait_ns_;
   Streams streams_;
   std::vector<Streams::iterator> batch_streams_;    // those with in_batch set
   std::unordered_map<uint32_t, JobSummary> jobs_;  // cache; dropped when a commit fails
-  std::map<uint32_t, bool> touched_;                // job -> its comment is due
+  std::set<uint32_t> touched_;                      // jobs whose summary changed in the open batch
   Batch batch_;
 };
 

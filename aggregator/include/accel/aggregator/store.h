@@ -42,13 +42,22 @@ struct BatchEvent {
   size_t offset = 0, size = 0;
 };
 
+// A job whose summary waits for the epilogs of some of its nodes: its
+// AdminComment is queued at due_ns (CLOCK_REALTIME) unless the last epilog
+// comes first.
+struct SummaryWait {
+  uint32_t job_id = 0;
+  int64_t due_ns = 0;
+};
+
 // Everything one ingest batch changes, written in one transaction.
 struct Batch {
   std::vector<BatchEvent> events;
   std::vector<uint8_t> bytes;  // the envelopes as received (verified), one after another
   std::map<StreamKey, uint64_t> progress;  // new acknowledged seq per stream
   std::vector<JobSummary> jobs;            // summaries to save
-  std::vector<uint32_t> comment_jobs;      // jobs whose AdminComment is (again) due
+  std::vector<uint32_t> comment_jobs;      // jobs whose AdminComment is (again) due now
+  std::vector<SummaryWait> waits;          // jobs whose AdminComment is due later
   int64_t now_ns = 0;
   std::map<std::string, double> lag;  // node -> seconds behind; for metrics only, not stored
 };
@@ -89,6 +98,11 @@ class Store {
   Status finishPending(uint32_t job_id, uint64_t generation);
   Status deferPending(uint32_t job_id, uint64_t generation, int64_t next_ns, const std::string& error);
   Result<int64_t> pendingCount();
+  // Queues the AdminComment of every job whose wait ended by `now_ns` and
+  // forgets those waits, in one transaction. Returns how many were queued.
+  Result<int> releaseWaits(int64_t now_ns);
+  // When the job's wait ends; nullopt when it is not waiting.
+  Result<std::optional<int64_t>> waitingUntil(uint32_t job_id);
 
   Result<std::vector<StoredEvent>> readEvents(const EventFilter& filter);
 

@@ -1,9 +1,12 @@
 #pragma once
 // One job's record across all of its nodes, merged from their events.
 // Merging is order-insensitive where it can be (sets, maxima, the worst
-// result), so events of different nodes may arrive interleaved in any order.
+// result), so events of different nodes may arrive interleaved in any order,
+// and idempotent per node: a node that reports the same thing twice (a
+// resend under a new epoch after its agent restarted) changes nothing.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -16,29 +19,55 @@ struct JobSummary {
   uint32_t job_id = 0;
   event::JobResult result = event::JobResult::kOk;
   std::string accel_kind;  // "gpu", "ipu", "appliance", "mixed"; empty: none
-  uint32_t accel_count = 0;  // devices over all nodes
+  // The job's accelerators: every partition device once plus every node's
+  // own devices. Recomputed from the two fields below at each prolog result;
+  // a state from an earlier release has only this figure.
+  uint32_t accel_count = 0;
+  std::map<std::string, uint32_t> local_devices;  // node -> devices of that node alone (GPUs)
+  std::set<std::string> partition_devices;        // devices of a shared partition ("p42:0"), once each
   std::string partition;
   std::set<std::string> nodes;        // nodes that reported the job
   std::set<std::string> epilog_nodes;  // nodes whose epilog finished
   std::set<std::string> cleanup_failed;  // nodes whose epilog could not release everything
   uint32_t node_count = 0;  // from the prolog; 0: unknown
-  std::map<std::string, uint64_t> appliance_s;  // node -> appliance seconds used
+  std::string node_list;    // SLURM_NODELIST from the prolog, as sent; empty: unknown
+  // node_list expanded, when it names exactly node_count distinct nodes;
+  // otherwise empty and only node_count is used. Derived, not stored.
+  std::set<std::string> listed_nodes;
+  int64_t first_epilog_ns = 0;  // when the first epilog arrived here; 0: none, or not known
+  std::map<std::string, uint64_t> appliance_s;  // node -> the job's appliance seconds as that node saw them
   uint64_t appliance_limit_s = 0;
   std::set<uint32_t> surrogate_steps;
   bool operator==(const JobSummary&) const = default;
 
+  // The job's appliance seconds: every node reads the one appliance the job
+  // used, so each reports the job's whole figure and the largest is taken.
   uint64_t applianceSeconds() const;
-  // Every node's epilog is in (all node_count of them; with an unknown
-  // count, at least one).
+  // Every node's epilog is in: each listed node's, or with no usable list
+  // node_count distinct nodes'; with an unknown count, at least one.
   bool complete() const;
+  // The nodes of the job: those listed and those that reported, sorted.
+  std::set<std::string> allNodes() const;
+  // Nodes whose epilog is not in, while the summary is not complete: the
+  // listed ones, or without a usable list those that reported something
+  // (a node that never reported cannot be named then). Empty when complete.
+  std::set<std::string> missingNodes() const;
 };
 
 // Folds one event from `node` into `summary` (whose job_id is the event's).
+// `received_ns` is when the event arrived (CLOCK_REALTIME); 0: not known.
 // False when the event cannot have changed the summary (task events, say),
 // so the caller need not store it again.
-bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev);
+bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev, int64_t received_ns = 0);
 
-// The internal state, for the store (round-trips every field).
+// When the job's AdminComment is due (CLOCK_REALTIME ns; the caller writes
+// no earlier than now): 0 once complete(); otherwise `wait_ns` after the
+// first epilog arrived (at once when that time is not known); nullopt while
+// no epilog is in.
+std::optional<int64_t> commentDueNs(const JobSummary& summary, int64_t wait_ns);
+
+// The internal state, for the store (round-trips every field; a state
+// written by an earlier release, without the newer fields, is read too).
 std::string toStateJson(const JobSummary& summary);
 Result<JobSummary> fromStateJson(const std::string& text);
 

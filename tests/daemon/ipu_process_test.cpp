@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -63,10 +64,110 @@ class IpuProcessTest : public ::testing::Test {
     return env;
   }
 
+  // The prolog environment of one node of a job that runs on sbn1 and sbn2.
+  std::map<std::string, std::string> nodeEnv(uint32_t job, const std::string& node, const std::string& ntasks) {
+    auto env = ipuEnv(job, "4", ntasks);
+    env["SLURMD_NODENAME"] = node;
+    env["SLURM_NODELIST"] = "sbn[1-2]";
+    env["SLURM_JOB_NUM_NODES"] = "2";
+    return env;
+  }
+
+  // Calls to the fake controller (every node's) that contain `text`.
+  int calls(const std::string& text) {
+    std::ifstream in(state_ + "/vipu/calls.log");
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos ? 1 : 0;
+    return n;
+  }
+
+  static std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // A second node on this machine: its own daemon, socket and IpuofDir, and
+  // the same controller (ACCEL_HW_MOCK_STATE, inherited).
+  void startSecondNode() {
+    ipuof2_ = h2_.dir() + "/ipuof";
+    write(h2_.dir() + "/vipu.conf", "ApiHost=127.0.0.1\nApiPort=8090\nIpuofDir=" + ipuof2_ + "\nApiTimeout=2\n");
+    h2_.writeConfig("HwMockDir=" ACCEL_HW_MOCK_BUILD "\n");
+    ASSERT_TRUE(h2_.start()) << h2_.startError();
+  }
+
   AgentHarness h_{HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
+  AgentHarness h2_{HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
   std::string state_;
   std::string ipuof_;
+  std::string ipuof2_;
 };
+
+// One job on two nodes, both prologs at once (as slurmd runs them): the
+// partition is made once, by the first node of the list, and both nodes
+// write the IPUoF files of every GCD. Only the leader's epilog removes it.
+TEST_F(IpuProcessTest, TwoNodesOfOneJobShareOnePartitionMadeOnce) {
+  startOrFail();
+  startSecondNode();
+  RunResult leader, follower;
+  std::thread t1([&] { follower = h2_.ctl({"prolog"}, nodeEnv(8130, "sbn2", "1")); });
+  std::thread t2([&] { leader = h_.ctl({"prolog"}, nodeEnv(8130, "sbn1", "2")); });
+  t1.join();
+  t2.join();
+  ASSERT_EQ(leader.exit_code, 0) << leader.err;
+  ASSERT_EQ(follower.exit_code, 0) << follower.err;
+  EXPECT_EQ(calls("create partition p8130"), 1);
+  EXPECT_EQ(calls("remove partition p8130"), 1) << "the leader's look for a leftover, and no other";
+  ASSERT_EQ(partitions().count("p8130"), 1u);
+  EXPECT_EQ(partitions()["p8130"]["gcds"], 2) << "as many GCDs as the leader's tasks";
+  for (int gcd : {0, 1}) {
+    const std::string name = "/8130/ipuof-gcd" + std::to_string(gcd) + ".conf";
+    std::string mine = slurp(ipuof_ + name), theirs = slurp(ipuof2_ + name);
+    EXPECT_FALSE(mine.empty()) << name;
+    EXPECT_EQ(mine, theirs) << name;
+    struct stat st {};
+    ASSERT_EQ(stat((ipuof2_ + name).c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 4242u);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+  }
+  auto job = h2_.ctl({"job", "8130", "--json"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto env = json::parse(job.out)["env"];
+  EXPECT_EQ(env["ACCEL_IPUOF_GCDS"], "2");
+  EXPECT_EQ(env["IPUOF_VIPU_API_PARTITION_ID"], "p8130");
+  EXPECT_EQ(env["IPUOF_CONFIG_PATH"], ipuof2_ + "/8130/ipuof-gcd0.conf");
+
+  ASSERT_EQ(h2_.ctl({"epilog"}, nodeEnv(8130, "sbn2", "1")).exit_code, 0);
+  EXPECT_EQ(partitions().count("p8130"), 1u) << "the follower's epilog leaves the partition";
+  EXPECT_FALSE(exists(ipuof2_ + "/8130"));
+  EXPECT_EQ(calls("remove partition p8130"), 1);
+  ASSERT_EQ(h_.ctl({"epilog"}, nodeEnv(8130, "sbn1", "2")).exit_code, 0);
+  EXPECT_EQ(partitions().count("p8130"), 0u);
+  EXPECT_FALSE(exists(ipuof_ + "/8130"));
+}
+
+// The leader's prolog never made the partition: the follower gives up
+// within its share of HookTimeout (5 s here: 2.5 s), fails the job and keeps
+// its node in service (exit 0), having made nothing.
+TEST_F(IpuProcessTest, AFollowerWhoseLeaderNeverMadeThePartitionFailsTheJobNotTheNode) {
+  startOrFail();
+  auto start = std::chrono::steady_clock::now();
+  auto p = h_.ctl({"prolog"}, nodeEnv(8131, "sbn2", "1"));
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.err.find("partition p8131 was not made by the job's first node sbn1 within 2.5 s"), std::string::npos)
+      << p.err;
+  EXPECT_NE(p.err.find("the node stays in service"), std::string::npos) << p.err;
+  EXPECT_GE(took, 2500ms);
+  EXPECT_LT(took, 4500ms) << "well inside HookTimeout";
+  EXPECT_EQ(calls("create partition"), 0);
+  EXPECT_EQ(calls("remove partition"), 0);
+  EXPECT_FALSE(exists(ipuof_ + "/8131"));
+  auto job = h_.ctl({"job", "8131", "--json"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(json::parse(job.out)["state"], "Failed") << job.out;
+  ASSERT_EQ(h_.ctl({"epilog"}, nodeEnv(8131, "sbn2", "1")).exit_code, 0);
+  EXPECT_EQ(calls("remove partition"), 0);
+}
 
 TEST_F(IpuProcessTest, PrologMakesThePartitionAndOneConfigPerGcd) {
   startOrFail();

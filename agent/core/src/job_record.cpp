@@ -27,6 +27,9 @@ std::string encodeRecord(const JobRecord& r) {
       {"appliance_time_sec", s.appliance_time_sec},
       {"appliance_signal", s.appliance_signal},
       {"appliance_signal_lead_sec", s.appliance_signal_lead_sec},
+      {"node", s.node},
+      {"node_list", s.node_list},
+      {"node_count", s.node_count},
       {"phase", std::string(phaseName(r.phase))},
       {"devices", r.devices},
       {"job_dir", r.job_dir},
@@ -139,6 +142,11 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     s.appliance_time_sec = in.integer<int64_t>("appliance_time_sec", int64_t{-1});
     s.appliance_signal = in.integer<int32_t>("appliance_signal", 0);
     s.appliance_signal_lead_sec = in.integer<uint32_t>("appliance_signal_lead_sec", 0u);
+    // Absent from records written before jobs spanned nodes: unknown, so the
+    // job is led here, as every job was then.
+    s.node = in.text("node");
+    s.node_list = in.text("node_list");
+    s.node_count = in.integer<uint32_t>("node_count", 0u);
     auto phase = parsePhase(in.text("phase"));
     if (!phase) return Error(ErrorCode::kParse, "job record has an unknown phase");
     r.phase = *phase;

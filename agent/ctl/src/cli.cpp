@@ -25,7 +25,10 @@ constexpr Verb kVerbs[] = {
     {"prolog", "", "make this job ready (run by slurmd as Prolog=; reads SLURM_* variables)",
      "Run by slurmd as Prolog=/usr/sbin/accel-prolog (accelctl under another name), as root or SlurmUser.\n"
      "Reads SLURM_JOB_ID, SLURM_JOB_UID, SLURM_JOB_GID, SLURM_JOB_USER, SLURM_JOB_GPUS and the SPANK_ACCEL_*\n"
-     "variables of the job's options. Exits 0 unless the node itself is at fault (1: Slurm drains the node).\n"
+     "variables of the job's options, and the job's nodes: SLURMD_NODENAME, SLURM_NODELIST (or\n"
+     "SLURM_JOB_NODELIST) and SLURM_JOB_NUM_NODES. The first node of the list does the job's once-per-job\n"
+     "work (its V-IPU partition); the others wait for it. Exits 0 unless the node itself is at fault (1: Slurm\n"
+     "drains the node).\n"
      "To run it by hand: SLURM_JOB_ID=ID SLURM_JOB_UID=UID accel-prolog\n",
      verbProlog},
     {"epilog", "", "remove everything of this job (run by slurmd as Epilog=)",

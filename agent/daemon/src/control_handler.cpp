@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "accel/agent/job_nodes.h"
 #include "accel/agentd/job_clock.h"
 #include "accel/common/log.h"
 #include "accel/common/text.h"
@@ -77,6 +78,9 @@ agent::JobRequestSpec specOf(const fb::JobSpec& j) {
   s.appliance_time_sec = j.appliance_time_sec();
   s.appliance_signal = j.appliance_signal();
   s.appliance_signal_lead_sec = j.appliance_signal_lead_sec();
+  if (j.node()) s.node = j.node()->str();
+  if (j.node_list()) s.node_list = j.node_list()->str();
+  s.node_count = j.node_count();
   return s;
 }
 
@@ -84,6 +88,10 @@ agent::JobRequestSpec specOf(const fb::JobSpec& j) {
 // clean, and a GPU list may hold only what Slurm writes there.
 std::string badText(const agent::JobRequestSpec& s) {
   if (!isCleanText(s.user) || !isCleanText(s.partition)) return "user or partition is not clean text";
+  if (!isCleanText(s.node)) return "node name is not clean text";
+  // slurmd's, not the user's; but what leads a job must be sane text.
+  if (!isCleanText(s.node_list, agent::kMaxNodeListBytes))
+    return "node list is not clean text of at most " + std::to_string(agent::kMaxNodeListBytes) + " bytes";
   if (s.gpus.size() > 1024 || s.gpus.find_first_not_of("0123456789,-") != std::string::npos)
     return "GPU list may hold only digits, ',' and '-'";
   return "";
@@ -113,7 +121,8 @@ void emitPrologFinished(const HandlerContext& ctx, const agent::JobRequestSpec& 
   if (r.ok()) {
     for (uint32_t d : r->devices) e.devices.push_back(std::to_string(d));
     // IPUs sit behind the fabric, not in the topology: name them by their
-    // place in the job's partition.
+    // place in the job's partition. Every node of the job names them alike
+    // (the aggregator counts them once).
     if (!r->ipu_partition.empty())
       for (uint32_t i = 0; i < r->spec.ipus; ++i) e.devices.push_back(r->ipu_partition + ":" + std::to_string(i));
     e.partition = r->ipu_partition;
@@ -135,13 +144,21 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
   if (req->job() == nullptr || req->job()->job_id() == 0) return simple(fb::Outcome::BadRequest, "prolog: no job id");
   auto spec = specOf(*req->job());
   if (auto why = badText(spec); !why.empty()) return simple(fb::Outcome::BadRequest, "prolog: " + why);
-  if (spec.ipus > 0 && spec.ntasks == 0 && ctx.tasks_on_node) {
+  // The node list names nodes as Slurm does (NodeName), and so does
+  // SLURMD_NODENAME; the host name stands in only when the hook gave none.
+  if (spec.node.empty()) spec.node = ctx.node_name;
+  if (spec.ipus > 0 && spec.ntasks == 0 && ctx.tasks_on_node && agent::leadsJob(spec)) {
     // One GCD per task; when slurmctld cannot say, the job still runs, with one GCD.
+    // Only the leader makes the partition; the others take the GCDs it has.
     auto n = ctx.tasks_on_node(spec.job_id);
     spec.ntasks = n.ok() ? *n : 1;
   }
   int64_t started_us = monoUs();
-  emit(ctx, event::PrologStarted{.job_id = spec.job_id, .uid = spec.uid, .user = spec.user});
+  emit(ctx, event::PrologStarted{.job_id = spec.job_id,
+                                 .uid = spec.uid,
+                                 .user = spec.user,
+                                 .node_list = spec.node_list,
+                                 .node_count = spec.node_count});
   auto r = ctx.manager->prolog(spec);
   emitPrologFinished(ctx, spec, r, started_us);
   // The journal gets the same line slurmd logs from the hook's stderr.

@@ -146,7 +146,12 @@ Status Daemon::start() {
   std::string ipu_root = vendors_.vipu ? vendors_.vipu->ipuof_dir : "";
   std::vector<std::unique_ptr<agent::JobStep>> steps;
   steps.push_back(std::make_unique<agent::JobDirStep>(config_.run_dir + "/jobs", ipu_root));
-  if (vendors_.ipu) steps.push_back(std::make_unique<agent::IpuPartitionStep>(vendors_.ipu, *vendors_.vipu));
+  hook_timeout_s_ = config_.hook_timeout.count();
+  if (vendors_.ipu) {
+    agent::FollowerWait wait;
+    wait.budget = [this] { return followerWaitBudget(std::chrono::seconds(hook_timeout_s_.load())); };
+    steps.push_back(std::make_unique<agent::IpuPartitionStep>(vendors_.ipu, *vendors_.vipu, std::move(wait)));
+  }
   if (config_.fabric) {
     auto fabric = makeFabricStep(config_, *topology);
     if (!fabric.ok()) return fabric.error().context("fabric");
@@ -349,14 +354,12 @@ void Daemon::startSurrogateSteps() {
       std::move(o), [this](const SurrogateSpec& spec, int status) { surrogateEnded(spec, status); });
 }
 
-// The first time an appliance job is seen running (or already over, when it
-// ran between two polls), its job gets a surrogate step; once per appliance
-// job, also across restarts.
+// A surrogate step once per appliance job, also across restarts, made by the
+// job's leader (wantsSurrogate).
 void Daemon::maybeSurrogate(const appliance::ApplianceJob& j) {
-  if (!surrogates_ || !appliance::isValidJobId(j.id)) return;
-  if (j.state != appliance::ApplianceState::kRunning && !(appliance::isFinal(j.state) && j.start_ns > 0)) return;
+  if (!surrogates_) return;
   auto rec = manager_->job(j.slurm_job_id);
-  if (!rec || rec->phase != agent::JobPhase::kReady || rec->spec.user.empty()) return;
+  if (!rec || !wantsSurrogate(*rec, j)) return;
   auto claimed = manager_->claimSurrogate(j.slurm_job_id, j.id);
   if (!claimed.ok() || !*claimed) return;
   SurrogateSpec spec{.job_id = j.slurm_job_id, .uid = rec->spec.uid, .gid = rec->spec.gid, .user = rec->spec.user,
@@ -446,6 +449,7 @@ void Daemon::reload() {
       // Paths (socket, run dir) keep their start-up values; a restart changes them.
       config_.log_level = config->log_level;
       config_.hook_timeout = config->hook_timeout;
+      hook_timeout_s_ = config_.hook_timeout.count();  // what a follower's prolog may wait
       log::setLevel(levelOf(config_.log_level));
       manager_->replaceInventory(std::move(*inventory));
       health_->configLoaded();

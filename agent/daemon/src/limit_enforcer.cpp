@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "accel/agent/job_nodes.h"
 #include "accel/common/log.h"
 
 namespace accel::agentd {
@@ -203,12 +204,20 @@ void LimitEnforcer::report(const Taken& t) {
     log::info(who + "signal " + std::to_string(rec.spec.appliance_signal) + " sent to " + std::to_string(t.reached) +
               " task(s) ahead of the appliance limit");
   } else if (t.action == LimitAction::kEnforce) {
-    if (actions_.cancel_appliance) actions_.cancel_appliance(id);
+    // Every node of the job reads the same appliance, so each reaches the
+    // limit at once and stops its own tasks; the cancel is issued once, by
+    // the job's leader.
+    const bool leads = agent::leadsJob(rec.spec);
+    if (actions_.cancel_appliance && leads) actions_.cancel_appliance(id);
     actions_.emit(event::TimeLimitEnforced{
         .job_id = id, .limit_s = limit_s, .used_s = static_cast<uint64_t>(used_ns / 1'000'000'000)});
     log::warning(who + "appliance limit of " + std::to_string(limit_s) + " s reached: SIGTERM sent to " +
                  std::to_string(t.reached) + " task(s) " + std::to_string(t.late_ns / 1000) +
-                 " us after the deadline, appliance jobs cancelled");
+                 " us after the deadline" +
+                 (!actions_.cancel_appliance ? ""
+                  : leads                    ? ", appliance jobs cancelled"
+                                             : "; the job's first node " + agent::jobLeader(rec.spec) +
+                                                   " cancels its appliance jobs"));
   } else if (t.reached > 0) {
     log::warning(who + "SIGKILL sent to " + std::to_string(t.reached) + " task(s) left after the grace period");
   }

@@ -16,7 +16,16 @@
 #include <mutex>
 #include <thread>
 
+#include "accel/agent/job_nodes.h"
+
 namespace accel::agentd {
+
+bool wantsSurrogate(const agent::JobRecord& rec, const appliance::ApplianceJob& job) {
+  if (!appliance::isValidJobId(job.id)) return false;
+  if (job.state != appliance::ApplianceState::kRunning && !(appliance::isFinal(job.state) && job.start_ns > 0))
+    return false;
+  return rec.phase == agent::JobPhase::kReady && !rec.spec.user.empty() && agent::leadsJob(rec.spec);
+}
 
 struct SurrogateSteps::Shared {
   std::mutex mu;  // held while OnEnd runs, so the destructor waits for it

@@ -48,6 +48,10 @@ Status setUpVipu(const AccelConfig& config, const std::string& accel_conf_path, 
 
 }  // namespace
 
+std::chrono::milliseconds followerWaitBudget(std::chrono::seconds hook_timeout) {
+  return std::chrono::duration_cast<milliseconds>(hook_timeout) / 2;
+}
+
 Result<Vendors> setUpVendors(const AccelConfig& config, const std::string& accel_conf_path,
                              const std::optional<std::string>& hw_mock_override) {
   Vendors v;

@@ -30,6 +30,43 @@ TEST(SurrogateStepsTest, StepNameIsTheApplianceJobIdWithItsCsxCount) {
   EXPECT_EQ(surrogateStepName(train), "wsjob-z3pbtbl8sgmfqtivpazrtn-csx1");
 }
 
+// Every node of a job sees its appliance jobs; only the leader makes their steps.
+TEST(SurrogateStepsTest, OnlyTheJobsLeaderMakesAStepForARunningApplianceJob) {
+  agent::JobRecord rec;
+  rec.spec.job_id = 65;
+  rec.spec.user = "alice";
+  rec.spec.node_list = "sbn[1-2]";
+  rec.spec.node_count = 2;
+  rec.phase = agent::JobPhase::kReady;
+  appliance::ApplianceJob run;
+  run.id = "wsjob-vpd7iavtknrtvgonhe7mog";
+  run.slurm_job_id = 65;
+  run.state = appliance::ApplianceState::kRunning;
+  run.start_ns = 1;
+  rec.spec.node = "sbn1";
+  EXPECT_TRUE(wantsSurrogate(rec, run));
+  rec.spec.node = "sbn2";
+  EXPECT_FALSE(wantsSurrogate(rec, run)) << "a follower makes none";
+  rec.spec.node_list.clear();
+  rec.spec.node_count = 0;
+  EXPECT_TRUE(wantsSurrogate(rec, run)) << "nodes unknown: this node leads, as on one node";
+
+  rec.spec.node = "sbn1";
+  rec.spec.node_list = "sbn[1-2]";
+  appliance::ApplianceJob queued = run;
+  queued.state = appliance::ApplianceState::kQueued;
+  queued.start_ns = 0;
+  EXPECT_FALSE(wantsSurrogate(rec, queued));
+  appliance::ApplianceJob over = run;
+  over.state = appliance::ApplianceState::kSucceeded;
+  EXPECT_TRUE(wantsSurrogate(rec, over)) << "it ran between two polls";
+  appliance::ApplianceJob bad = run;
+  bad.id = "wsjob-; rm -rf /";
+  EXPECT_FALSE(wantsSurrogate(rec, bad));
+  rec.phase = agent::JobPhase::kFailed;
+  EXPECT_FALSE(wantsSurrogate(rec, run));
+}
+
 TEST(SurrogateStepsTest, SrunRunsTheWaiterInTheJobAsOneOverlappingTask) {
   SurrogateOptions o{.srun = "/usr/bin/srun", .accelctl = "/opt/accelctl", .config_path = "/etc/a.conf", .slurm_conf = ""};
   SurrogateSpec s{.job_id = 65, .uid = 1, .gid = 1, .user = "u", .appliance_job = "wsjob-a", .step_name = "wsjob-a-csx1"};

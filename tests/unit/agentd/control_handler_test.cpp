@@ -169,5 +169,57 @@ TEST_F(ControlHandlerTest, UnknownVersionAndMissingJobIdAreRefused) {
   EXPECT_EQ(call(0, prolog(0, 1000, ""))->outcome(), fb::Outcome::BadRequest);
 }
 
+// Every node of a job tells the event stream the job's nodes, and names the
+// job's partition and its IPUs alike (the aggregator counts them once). Only
+// the leader, which makes the partition, asks slurmctld for its task count.
+class NamesThePartition : public agent::JobStep {
+ public:
+  std::string_view name() const override { return "partition"; }
+  Status setUp(agent::JobRecord& job) override {
+    job.ipu_partition = "p" + std::to_string(job.spec.job_id);
+    return okStatus();
+  }
+  Status tearDown(const agent::JobRecord&) override { return okStatus(); }
+};
+
+TEST_F(ControlHandlerTest, EveryNodeOfAJobTellsItsNodesAndNamesItsPartitionAlike) {
+  std::vector<std::unique_ptr<agent::JobStep>> steps;
+  steps.push_back(std::make_unique<NamesThePartition>());
+  agent::JobManager m(agent::JobStore(root_ + "/state2"), accel::agentd::testing::twoGpuInventory(), std::move(steps),
+                      [] { return int64_t{5}; });
+  ASSERT_TRUE(m.recover().ok());
+  std::vector<event::Event> events;
+  ctx_.manager = &m;
+  ctx_.emit = [&events](const event::Event& e) { events.push_back(e); };
+  std::vector<uint32_t> asked;
+  ctx_.tasks_on_node = [&asked](uint32_t job) -> Result<uint32_t> {
+    asked.push_back(job);
+    return 2u;
+  };
+  for (const char* node : {"sbn1", "sbn2"}) {
+    SCOPED_TRACE(node);
+    events.clear();
+    flatbuffers::FlatBufferBuilder fbb;
+    auto spec = fb::CreateJobSpecDirect(fbb, 90, 1000, 1000, "alice", node, "debug", "", 2, 0, 0, -1, 0, 0,
+                                        "sbn[1-2]", 2);
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+               fb::RequestIdentifier());
+    ASSERT_EQ(call(0, {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()})->outcome(), fb::Outcome::Ok);
+    ASSERT_EQ(events.size(), 2u);
+    auto* started = std::get_if<event::PrologStarted>(&events[0]);
+    ASSERT_NE(started, nullptr);
+    EXPECT_EQ(started->node_list, "sbn[1-2]");
+    EXPECT_EQ(started->node_count, 2u);
+    auto* finished = std::get_if<event::PrologFinished>(&events[1]);
+    ASSERT_NE(finished, nullptr);
+    EXPECT_EQ(finished->partition, "p90");
+    EXPECT_EQ(finished->accel_kind, "ipu");
+    EXPECT_EQ(finished->devices, (std::vector<std::string>{"p90:0", "p90:1"}));
+    ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 90))->outcome(), fb::Outcome::Ok);
+  }
+  EXPECT_EQ(asked, std::vector<uint32_t>{90});
+  ctx_.manager = manager_.get();
+}
+
 }  // namespace
 }  // namespace accel::agentd

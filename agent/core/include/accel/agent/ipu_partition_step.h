@@ -1,15 +1,30 @@
 #pragma once
 // The job's V-IPU partition and its IPUoF files (jobs that asked for --ipus).
-// At prolog: makes partition p<job id> with the job's IPUs, one GCD per task
-// on the node and the replicas asked for; writes each GCD's IPUoF
-// configuration as <job dir>/ipuof-gcd<N>.conf (0600, the job's user) and
-// exports IPUOF_CONFIG_PATH (GCD 0; the SPANK plugin points each task at its
-// own GCD), ACCEL_IPUOF_DIR, ACCEL_IPUOF_GCDS and the IPUOF_VIPU_API_*
-// variables. At epilog: removes the partition (already gone is success).
 //
-// The partition name depends on the job id only, so a retried prolog first
-// removes what an earlier attempt left, and an epilog whose record was lost
-// still finds it. Runs after the job directory step, which owns the files.
+// On the job's leader (job_nodes.h: the first node of its node list, or the
+// only one), at prolog: makes partition p<job id> with the job's IPUs, one GCD
+// per task on the node and the replicas asked for. On every node: writes each
+// GCD's IPUoF configuration as <job dir>/ipuof-gcd<N>.conf (0600, the job's
+// user) and exports IPUOF_CONFIG_PATH (GCD 0; the SPANK plugin points each
+// task at its own GCD), ACCEL_IPUOF_DIR, ACCEL_IPUOF_GCDS and the
+// IPUOF_VIPU_API_* variables. At epilog the leader removes the partition
+// (already gone is success); a follower leaves it, and its files go with the
+// job directory.
+//
+// A follower never makes or removes the partition: it asks the controller
+// for it every `interval` until it is there (the leader made it) and takes
+// whatever GCDs it has. If it is still missing after the wait budget, the
+// leader's prolog failed or is late: the job fails with kInvalidArgument,
+// which keeps this node in service (Slurm drains the leader if its failure
+// was the node's; the leader's epilog, which Slurm runs after any failed
+// prolog, removes what it made).
+//
+// The partition name depends on the job id only, so a retried prolog on the
+// leader first removes what an earlier attempt left, and an epilog whose
+// record was lost still finds it. Runs after the job directory step, which
+// owns the files.
+#include <chrono>
+#include <functional>
 #include <memory>
 
 #include "accel/agent/job_step.h"
@@ -18,10 +33,22 @@
 
 namespace accel::agent {
 
+// How a follower waits for the leader's partition. Unset functions take the
+// real clock and sleep; tests inject their own.
+struct FollowerWait {
+  // How long to wait in all; read at each prolog (HookTimeout may be reloaded).
+  std::function<std::chrono::milliseconds()> budget;
+  std::chrono::milliseconds interval{150};
+  std::function<std::chrono::steady_clock::time_point()> now;
+  std::function<void(std::chrono::milliseconds)> sleep;
+};
+
 class IpuPartitionStep : public JobStep {
  public:
-  IpuPartitionStep(std::shared_ptr<ipu::PartitionController> controller, VipuConfig config)
-      : controller_(std::move(controller)), config_(std::move(config)) {}
+  static constexpr std::chrono::milliseconds kDefaultFollowerWait{10'000};
+
+  IpuPartitionStep(std::shared_ptr<ipu::PartitionController> controller, VipuConfig config,
+                   FollowerWait wait = {});
   std::string_view name() const override { return "IPU partition"; }
   Status setUp(JobRecord& job) override;
   Status tearDown(const JobRecord& job) override;
@@ -32,10 +59,16 @@ class IpuPartitionStep : public JobStep {
   }
 
  private:
+  Status makePartition(JobRecord& job, const std::string& name);
+  Status followPartition(JobRecord& job, const std::string& name);
+  Result<std::vector<ipu::GcdConfig>> awaitPartition(const JobRecord& job, const std::string& name);
   Status writeConfigs(JobRecord& job, const std::vector<ipu::GcdConfig>& configs);
+  void exportEnv(JobRecord& job, const std::string& name, size_t gcds) const;
+  std::string where() const { return " (" + controller_->describe() + ")"; }
 
   std::shared_ptr<ipu::PartitionController> controller_;
   VipuConfig config_;
+  FollowerWait wait_;
 };
 
 }  // namespace accel::agent

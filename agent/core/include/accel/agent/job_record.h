@@ -4,6 +4,7 @@
 // resource the prolog made (devices, directory) and not only what was asked.
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -29,7 +30,17 @@ struct JobRequestSpec {
   int64_t appliance_time_sec = -1;
   int32_t appliance_signal = 0;
   uint32_t appliance_signal_lead_sec = 0;
+  // The job's nodes (see job_nodes.h): this node's Slurm name (SLURMD_NODENAME,
+  // else the host name), the job's compact host list (SLURM_NODELIST; empty:
+  // unknown) and its node count (0: unknown).
+  std::string node;
+  std::string node_list;
+  uint32_t node_count = 0;
 };
+
+// The longest node list a job may carry. Below the 64 KiB caps of a control
+// request and of an event envelope, so that both still fit with it.
+inline constexpr size_t kMaxNodeListBytes = 60 * 1024;
 
 // A task of the job on this node, as slurmstepd reported it. start_ticks
 // (field 22 of /proc/PID/stat) tells the task from a later process that
@@ -45,7 +56,8 @@ struct JobRecord {
   JobPhase phase = JobPhase::kNone;
   std::vector<uint32_t> devices;     // accelerator indexes held (topology order)
   std::string job_dir;               // per-job directory, empty if none made
-  std::string ipu_partition;         // V-IPU partition made for the job, empty if none
+  std::string ipu_partition;         // the job's V-IPU partition (made here only on its
+                                     // leader), empty if none
   std::vector<std::pair<std::string, std::string>> env;  // for the tasks
   int64_t prolog_started_ns = 0;     // CLOCK_REALTIME
   int64_t ready_ns = 0;

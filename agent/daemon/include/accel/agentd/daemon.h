@@ -71,6 +71,8 @@ class Daemon {
 
   DaemonOptions options_;
   AccelConfig config_;
+  // HookTimeout for the request threads (config_ is the loop's): reloads change it.
+  std::atomic<int64_t> hook_timeout_s_{0};
   // Shared with the vendor clients, which note their calls in it (a detached
   // cancel may outlive the daemon).
   std::shared_ptr<NodeHealth> health_ = std::make_shared<NodeHealth>();

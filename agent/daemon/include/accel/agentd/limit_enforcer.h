@@ -10,7 +10,7 @@
 // Actions, each taken once (also across a restart: it is persisted):
 //   warn     the job's --appliance-signal to its tasks; TimeLimitWarning
 //   enforce  SIGTERM to its tasks, its appliance jobs cancelled (off this
-//            thread); TimeLimitEnforced
+//            thread; by the job's leader only, job_nodes.h); TimeLimitEnforced
 //   kill     SIGKILL to the tasks still there after the grace
 // The waiters of surrogate steps (tasks of the steps the job record lists)
 // get neither the warning nor SIGTERM: the cancel ends them, FAILED.

@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "accel/agent/job_record.h"
+#include "accel/appliance/appliance.h"
+
 namespace accel::agentd {
 
 struct SurrogateSpec {
@@ -33,6 +36,14 @@ struct SurrogateOptions {
   std::string config_path;       // accel.conf, passed to the waiter
   std::string slurm_conf;        // SLURM_CONF for srun; empty: srun's default
 };
+
+// Whether this node makes a surrogate step for `job`, an appliance job of
+// the Slurm job `rec` holds: the first time it is seen running (or already
+// over, when it ran between two polls), for a job that is ready here, and
+// only on the job's leader (job_nodes.h): every node of a job sees the same
+// appliance jobs, and each gets one step. Whether it already has one is the
+// job manager's to say (claimSurrogate).
+bool wantsSurrogate(const agent::JobRecord& rec, const appliance::ApplianceJob& job);
 
 // The command line srun gets (pure, for tests).
 std::vector<std::string> surrogateArgv(const SurrogateOptions& options, const SurrogateSpec& spec);

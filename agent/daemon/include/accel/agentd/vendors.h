@@ -4,6 +4,7 @@
 // ApplianceCommand is set. With a hardware-mock directory (--hw-mock or
 // HwMockDir), the clients are the fakes in <dir>/bin and the topology is
 // <dir>/topology.xml unless one is given explicitly.
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,5 +28,11 @@ struct Vendors {
 // others can read, a mock directory without its clients).
 Result<Vendors> setUpVendors(const AccelConfig& config, const std::string& accel_conf_path,
                              const std::optional<std::string>& hw_mock_override);
+
+// How long a follower's prolog waits for the job's partition to appear: half
+// of HookTimeout. Each poll is one controller call, itself bounded by a third
+// of HookTimeout (vipu retries), so the last one ends by five sixths of it
+// and the hook answers before accelctl gives up on the daemon.
+std::chrono::milliseconds followerWaitBudget(std::chrono::seconds hook_timeout);
 
 }  // namespace accel::agentd

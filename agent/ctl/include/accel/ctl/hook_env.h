@@ -1,0 +1,54 @@
+#pragma once
+// What accelctl prolog/epilog read from slurmd's environment, and the
+// request they send. Pure functions of the environment (CliIo::getenv), so
+// tests give a literal one.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "accel/common/result.h"
+#include "accel/ctl/cli.h"
+
+namespace accel::ctl {
+
+// The longest node list sent; the daemon refuses a longer one. The same
+// bound as agent::kMaxNodeListBytes (ctl_test checks they agree).
+inline constexpr size_t kMaxNodeListBytes = 60 * 1024;
+
+struct HookEnv {
+  uint32_t job_id = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user, node, partition, gpus;
+  uint32_t ipus = 0, num_replicas = 0, ntasks = 0;
+  int64_t appliance_time_sec = -1;
+  int32_t appliance_signal = 0;
+  uint32_t appliance_signal_lead_sec = 0;
+  // SLURM_NODELIST (SLURM_JOB_NODELIST where newer Slurm sets that instead)
+  // and SLURM_JOB_NUM_NODES. Empty and 0: unknown; the node then leads the
+  // job, as every job was led before jobs spanned nodes.
+  std::string node_list;
+  uint32_t node_count = 0;
+
+  bool limit_from_default = false;  // the site's ApplianceTimeDefault, not the user's option
+  // Values that were not usable and were left unknown, one line each, for
+  // the hook's stderr. They are slurmd's, never the job's fault: the hook
+  // goes on.
+  std::vector<std::string> notes;
+
+  // A job that asked for nothing of ours runs even when the agent is down; a
+  // limit the site applied by default is not the job asking.
+  bool asksForAccelerators() const {
+    return ipus > 0 || !gpus.empty() || (appliance_time_sec >= 0 && !limit_from_default);
+  }
+};
+
+// `full`: everything the prolog sends; otherwise only what the epilog needs
+// (job id, uid). kInvalidArgument names a missing or malformed variable.
+Result<HookEnv> readHookEnv(const CliIo& io, bool full);
+
+std::vector<uint8_t> prologRequest(const HookEnv& env);
+std::vector<uint8_t> epilogRequest(const HookEnv& env);
+
+}  // namespace accel::ctl

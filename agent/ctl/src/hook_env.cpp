@@ -1,0 +1,128 @@
+#include "accel/ctl/hook_env.h"
+
+#include <charconv>
+
+#include "accel/common/hostlist.h"
+#include "accel/common/text.h"
+#include "accel/schemas/control_generated.h"
+
+namespace accel::ctl {
+namespace {
+
+namespace fb = accel::control;
+
+// A whole non-negative number, or an error naming the variable.
+template <typename T>
+Result<T> number(const CliIo& io, const char* name, bool required, T fallback) {
+  const char* v = io.getenv(name);
+  if (v == nullptr || *v == '\0') {
+    if (required) return Error(ErrorCode::kInvalidArgument, std::string(name) + " is not set (is this run by slurmd?)");
+    return fallback;
+  }
+  T out{};
+  std::string_view s(v);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc() || p != s.data() + s.size())
+    return Error(ErrorCode::kInvalidArgument, std::string(name) + "='" + s.data() + "' is not a whole number");
+  return out;
+}
+
+std::string text(const CliIo& io, const char* name) {
+  const char* v = io.getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// At most 80 bytes of a value, printable, for a note.
+std::string shown(const std::string& v) {
+  std::string out = v.substr(0, 80);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  return v.size() > 80 ? out + "..." : out;
+}
+
+// The job's nodes. slurmd 22.05 gives its hooks SLURM_NODELIST; newer ones
+// SLURM_JOB_NODELIST. What cannot be used is left unknown with a note.
+void readNodes(const CliIo& io, HookEnv& e) {
+  const char* set = io.getenv("SLURM_NODELIST");
+  const char* list_var = set != nullptr && *set != '\0' ? "SLURM_NODELIST" : "SLURM_JOB_NODELIST";
+  std::string list = text(io, list_var);
+  if (list.size() > kMaxNodeListBytes) {
+    e.notes.push_back(std::string(list_var) + " is longer than " + std::to_string(kMaxNodeListBytes) +
+                      " bytes; the job's nodes are taken as unknown");
+  } else if (!isCleanText(list, kMaxNodeListBytes)) {
+    e.notes.push_back(std::string(list_var) + " is not clean text; the job's nodes are taken as unknown");
+  } else {
+    e.node_list = std::move(list);
+  }
+  auto count = number<uint32_t>(io, "SLURM_JOB_NUM_NODES", false, 0);
+  if (!count.ok() || *count > kMaxHostlistNames) {
+    e.notes.push_back("SLURM_JOB_NUM_NODES='" + shown(text(io, "SLURM_JOB_NUM_NODES")) +
+                      "' is not a node count; taken as unknown");
+    return;
+  }
+  e.node_count = *count;
+}
+
+}  // namespace
+
+// The SPANK plugin passes the job's validated options with
+// spank_job_control_setenv("ACCEL_X"); slurmd hands them to the hooks as SPANK_ACCEL_X.
+Result<HookEnv> readHookEnv(const CliIo& io, bool full) {
+  HookEnv e;
+  auto id = number<uint32_t>(io, "SLURM_JOB_ID", true, 0);
+  ACCEL_TRY(id);
+  if (*id == 0) return Error(ErrorCode::kInvalidArgument, "SLURM_JOB_ID=0 is not a job");
+  e.job_id = *id;
+  auto uid = number<uint32_t>(io, "SLURM_JOB_UID", full, 0);
+  ACCEL_TRY(uid);
+  e.uid = *uid;
+  if (!full) return e;
+  auto gid = number<uint32_t>(io, "SLURM_JOB_GID", false, *uid);
+  ACCEL_TRY(gid);
+  e.gid = *gid;
+  e.user = text(io, "SLURM_JOB_USER");
+  e.node = text(io, "SLURMD_NODENAME");
+  e.partition = text(io, "SLURM_JOB_PARTITION");
+  e.gpus = text(io, "SLURM_JOB_GPUS");
+  readNodes(io, e);
+  auto ipus = number<uint32_t>(io, "SPANK_ACCEL_IPUS", false, 0);
+  ACCEL_TRY(ipus);
+  e.ipus = *ipus;
+  auto replicas = number<uint32_t>(io, "SPANK_ACCEL_NUM_REPLICAS", false, 0);
+  ACCEL_TRY(replicas);
+  e.num_replicas = *replicas;
+  auto ntasks = number<uint32_t>(io, "SPANK_ACCEL_NTASKS", false, 0);
+  ACCEL_TRY(ntasks);
+  e.ntasks = *ntasks;
+  auto limit = number<int64_t>(io, "SPANK_ACCEL_APPLIANCE_TIME", false, -1);
+  ACCEL_TRY(limit);
+  e.appliance_time_sec = *limit;
+  e.limit_from_default = text(io, "SPANK_ACCEL_APPLIANCE_TIME_SOURCE") == "default";
+  auto sig = number<int32_t>(io, "SPANK_ACCEL_APPLIANCE_SIGNAL", false, 0);
+  ACCEL_TRY(sig);
+  e.appliance_signal = *sig;
+  auto lead = number<uint32_t>(io, "SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", false, 0);
+  ACCEL_TRY(lead);
+  e.appliance_signal_lead_sec = *lead;
+  return e;
+}
+
+std::vector<uint8_t> prologRequest(const HookEnv& e) {
+  flatbuffers::FlatBufferBuilder fbb(512 + e.node_list.size());
+  auto spec = fb::CreateJobSpecDirect(fbb, e.job_id, e.uid, e.gid, e.user.c_str(), e.node.c_str(), e.partition.c_str(),
+                                      e.gpus.c_str(), e.ipus, e.num_replicas, e.ntasks, e.appliance_time_sec,
+                                      e.appliance_signal, e.appliance_signal_lead_sec, e.node_list.c_str(),
+                                      e.node_count);
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+             fb::RequestIdentifier());
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+std::vector<uint8_t> epilogRequest(const HookEnv& e) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest, fb::CreateEpilogRequest(fbb, e.job_id, e.uid).Union()),
+             fb::RequestIdentifier());
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+}  // namespace accel::ctl

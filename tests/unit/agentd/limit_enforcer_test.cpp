@@ -1,0 +1,105 @@
+// Appliance limits on a job that spans nodes: every node reads the same
+// appliance and so reaches the limit at the same moment; each stops its own
+// tasks, and only the job's leader cancels the appliance jobs.
+#include "accel/agentd/limit_enforcer.h"
+
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "accel/common/safe_file.h"
+
+namespace accel::agentd {
+namespace {
+
+constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kNow = 1'800'000'000 * kSec;
+
+struct Seen {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int> signals;  // one per signal_tasks call
+  int tasks_reached = 0;
+  std::vector<uint32_t> cancels;
+  bool enforced = false;
+};
+
+// The limit of job 77 (10 s of appliance time, 60 s used) reached on `node`.
+void reachLimitOn(const std::string& node, const std::string& dir, Seen& seen) {
+  agent::JobManager m(agent::JobStore(dir + "/state"), agent::Inventory{}, {}, [] { return kNow; });
+  ASSERT_TRUE(m.recover().ok());
+  agent::JobRequestSpec spec;
+  spec.job_id = 77;
+  spec.uid = 1000;
+  spec.user = "alice";
+  spec.appliance_time_sec = 10;
+  spec.node = node;
+  spec.node_list = "sbn[1-2]";
+  spec.node_count = 2;
+  ASSERT_TRUE(m.prolog(spec).ok());
+  ASSERT_TRUE(m.taskStarted(77, agent::TaskRef{0, 4242, 1}).ok());
+  appliance::ApplianceJob run;
+  run.id = "wsjob-vpd7iavtknrtvgonhe7mog";
+  run.slurm_job_id = 77;
+  run.state = appliance::ApplianceState::kRunning;
+  run.start_ns = kNow - 60 * kSec;
+  ASSERT_TRUE(m.applianceJobSeen(77, run).ok());
+
+  EnforcerActions actions;
+  actions.now = [] { return kNow; };
+  actions.signal_tasks = [&seen](const std::vector<agent::TaskRef>& tasks, int sig) {
+    std::lock_guard<std::mutex> g(seen.mu);
+    seen.signals.push_back(sig);
+    seen.tasks_reached += static_cast<int>(tasks.size());
+    return static_cast<int>(tasks.size());
+  };
+  actions.cancel_appliance = [&seen](uint32_t job_id) {
+    std::lock_guard<std::mutex> g(seen.mu);
+    seen.cancels.push_back(job_id);
+  };
+  actions.emit = [&seen](const event::Event& e) {
+    if (!std::holds_alternative<event::TimeLimitEnforced>(e)) return;
+    std::lock_guard<std::mutex> g(seen.mu);
+    seen.enforced = true;
+    seen.cv.notify_all();
+  };
+  LimitEnforcer enforcer(m, 30 * kSec, std::move(actions));
+  ASSERT_TRUE(enforcer.start().ok());
+  std::unique_lock<std::mutex> lk(seen.mu);
+  ASSERT_TRUE(seen.cv.wait_for(lk, std::chrono::seconds(10), [&] { return seen.enforced; }));
+}
+
+class LimitEnforcerNodesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/accel-limit-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+  std::string root_;
+};
+
+TEST_F(LimitEnforcerNodesTest, TheLeaderStopsItsTasksAndCancelsTheApplianceJobs) {
+  Seen seen;
+  reachLimitOn("sbn1", root_, seen);
+  std::lock_guard<std::mutex> g(seen.mu);
+  EXPECT_EQ(seen.signals, std::vector<int>{SIGTERM});
+  EXPECT_EQ(seen.tasks_reached, 1);
+  EXPECT_EQ(seen.cancels, std::vector<uint32_t>{77});
+}
+
+TEST_F(LimitEnforcerNodesTest, AFollowerStopsItsOwnTasksAndLeavesTheCancelToTheLeader) {
+  Seen seen;
+  reachLimitOn("sbn2", root_, seen);
+  std::lock_guard<std::mutex> g(seen.mu);
+  EXPECT_EQ(seen.signals, std::vector<int>{SIGTERM});
+  EXPECT_EQ(seen.tasks_reached, 1);
+  EXPECT_TRUE(seen.cancels.empty());
+}
+
+}  // namespace
+}  // namespace accel::agentd

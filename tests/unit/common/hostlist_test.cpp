@@ -34,7 +34,9 @@ TEST(HostlistTest, RefusesMalformedLists) {
                           "n[1234567890]"}) {
     auto r = expandHostlist(bad);
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_NE(r.error().message().find("host list"), std::string::npos) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.error().message().find("host list"), std::string::npos) << bad;
+    }
   }
 }
 

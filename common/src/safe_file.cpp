@@ -190,7 +190,10 @@ Status removeTree(const std::string& path) {
   if (!isSafePathComponent(base)) return Error(ErrorCode::kInvalidArgument, "unsafe path: " + path);
   Fd parent(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (parent.get() < 0) {
-    if (errno == ENOENT) return okStatus();
+    // Nothing can be below a parent that is missing or is not a directory:
+    // there is nothing to remove (an epilog after a prolog that failed on
+    // exactly that has nothing to clean, and must not fail for it).
+    if (errno == ENOENT || errno == ENOTDIR) return okStatus();
     return sysError("open directory " + dir, errno);
   }
   return removeAt(parent.get(), base, path);

@@ -105,6 +105,13 @@ TEST_F(SafeFileTest, RemoveTreeDoesNotFollowLinks) {
   EXPECT_TRUE(removeTree(tree).ok());  // already gone: success
 }
 
+TEST_F(SafeFileTest, RemoveTreeBelowAFileHasNothingToRemove) {
+  const std::string file = dir_ + "/not-a-dir";
+  ASSERT_TRUE(writeFileAtomic(file, "x", 0600).ok());
+  EXPECT_TRUE(removeTree(file + "/42").ok());
+  EXPECT_EQ(*readFileNoFollow(file), "x");
+}
+
 TEST(SafePathComponentTest, RejectsTraversalAndControlBytes) {
   EXPECT_TRUE(isSafePathComponent("job-42"));
   EXPECT_FALSE(isSafePathComponent(""));

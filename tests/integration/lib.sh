@@ -99,3 +99,17 @@ wait_comment() {
 
 # The accel= segment's JSON.
 summary_of() { sed -E 's/^(.*;)?accel=//' <<<"$1"; }
+
+# partition_calls JOB: "C R", the fake V-IPU controller's calls for the job's partition: C
+# creations, and R removals after the first creation (a leader's prolog first clears a
+# leftover of an earlier run, which removes nothing that this run made).
+partition_calls() {
+    # Options (--api-host H ...) come before the verb: find "create|remove partition pJ".
+    awk -v p="p$1" '$1 == "vipu" {
+            for (i = 2; i < NF; i++) if ($(i + 1) == "partition" && $(i + 2) == p) break
+            if (i >= NF) next
+            if ($i == "create") { created++; seen = 1 }
+            if ($i == "remove" && seen) removed++
+        }
+        END { print created + 0, removed + 0 }' "$ACCEL_HW_MOCK_STATE/vipu/calls.log"
+}

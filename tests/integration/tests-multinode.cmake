@@ -33,7 +33,9 @@ if(ACCEL_SANITIZE)
 endif()
 
 # accel_multinode_test(NAME): registers NAME.sh of this directory as a test that runs
-# against the three-node sandbox as the test user.
+# against the three-node sandbox as the test user. They take the sandbox one at a time
+# (resource sandbox3): several pick the same nodes by name, one drains a node and one kills an
+# agent, and each is short; the one-node tests still run beside them.
 function(accel_multinode_test name)
   add_test(NAME integration.${name}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${name}.sh)
@@ -41,7 +43,13 @@ function(accel_multinode_test name)
                        LABELS "integration;multinode"
                        ENVIRONMENT "${ACCEL_MULTINODE_ENV}"
                        FIXTURES_REQUIRED "slurm_sandbox3;slurm_test_user3"
+                       RESOURCE_LOCK sandbox3
                        TIMEOUT 180)
 endfunction()
 
 accel_multinode_test(multinode_cluster)
+accel_multinode_test(multinode_ipu)
+accel_multinode_test(multinode_appliance)
+accel_multinode_test(multinode_gpu)
+accel_multinode_test(multinode_salloc)
+accel_multinode_test(multinode_faults)

@@ -76,6 +76,7 @@ Status IpuPartitionStep::makePartition(JobRecord& job, const std::string& name) 
 Result<std::vector<ipu::GcdConfig>> IpuPartitionStep::awaitPartition(const JobRecord& job, const std::string& name) {
   const milliseconds budget = wait_.budget ? wait_.budget() : kDefaultFollowerWait;
   const auto deadline = wait_.now() + budget;
+  milliseconds pause = std::min(wait_.first_interval, wait_.interval);
   for (;;) {
     auto configs = controller_->ipuofConfigs(name);
     if (configs.ok()) return configs;
@@ -83,7 +84,8 @@ Result<std::vector<ipu::GcdConfig>> IpuPartitionStep::awaitPartition(const JobRe
       return configs.error().context("IPUoF configuration of " + name + where());
     auto left = std::chrono::duration_cast<milliseconds>(deadline - wait_.now());
     if (left.count() <= 0) break;
-    wait_.sleep(std::min(wait_.interval, left));
+    wait_.sleep(std::min(pause, left));
+    pause = std::min(wait_.interval, pause + std::max(pause / 2, milliseconds(1)));
   }
   return Error(ErrorCode::kInvalidArgument, "partition " + name + " was not made by the job's first node " +
                                                 jobLeader(job.spec) + " within " + seconds(budget) + where());

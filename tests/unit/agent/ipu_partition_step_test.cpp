@@ -86,6 +86,8 @@ struct Node {
   // The node's clock while it waits: advanced only by its sleeps.
   std::chrono::steady_clock::time_point now{};
   int sleeps = 0;
+  std::vector<milliseconds> pauses;
+  milliseconds first_interval = 150ms;  // a steady 150 ms unless a test says otherwise
   std::function<void()> on_sleep;  // runs at each sleep (another node's prolog)
   bool fail_after = false;
 };
@@ -114,11 +116,13 @@ class IpuPartitionStepTest : public ::testing::Test {
   void start(Node& n) {
     FollowerWait wait;
     wait.budget = [] { return milliseconds(2000); };
+    wait.first_interval = n.first_interval;
     wait.interval = 150ms;
     wait.now = [&n] { return n.now; };
     wait.sleep = [&n](milliseconds d) {
       n.now += d;
       ++n.sleeps;
+      n.pauses.push_back(d);
       if (n.on_sleep) n.on_sleep();
     };
     VipuConfig vipu;
@@ -227,6 +231,19 @@ TEST_F(IpuPartitionStepTest, FollowerGivesUpInTimeNamingTheLeaderAndLeavesNothin
   EXPECT_NE(rec->last_error.find("sbn1"), std::string::npos);
   ASSERT_TRUE(follower.manager->epilog(42).ok());
   EXPECT_EQ(controller_->removes, 0);
+}
+
+TEST_F(IpuPartitionStepTest, FollowerPollsSoonAtFirstThenBacksOffToTheInterval) {
+  Node& follower = node("sbn2");
+  follower.first_interval = 10ms;
+  start(follower);
+  auto f = follower.manager->prolog(spec("sbn2", 1));
+  ASSERT_FALSE(f.ok());
+  ASSERT_GE(follower.pauses.size(), 8u);
+  std::vector<milliseconds> first(follower.pauses.begin(), follower.pauses.begin() + 8);
+  EXPECT_EQ(first, (std::vector<milliseconds>{10ms, 15ms, 22ms, 33ms, 49ms, 73ms, 109ms, 150ms}));
+  for (size_t i = 7; i + 1 < follower.pauses.size(); ++i) EXPECT_EQ(follower.pauses[i], 150ms) << i;
+  EXPECT_EQ(follower.now - std::chrono::steady_clock::time_point{}, 2000ms) << "still bounded by the budget";
 }
 
 TEST_F(IpuPartitionStepTest, AFollowerThatCannotReachTheControllerFailsAsTheLeaderWould) {

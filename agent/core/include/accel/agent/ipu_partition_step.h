@@ -38,6 +38,11 @@ namespace accel::agent {
 struct FollowerWait {
   // How long to wait in all; read at each prolog (HookTimeout may be reloaded).
   std::function<std::chrono::milliseconds()> budget;
+  // Polls start `first_interval` apart and grow by half each time up to
+  // `interval`: a partition that the leader makes in milliseconds (its prolog
+  // started at the same moment) is seen within a few of them, and a slow
+  // controller is not asked more than every `interval`.
+  std::chrono::milliseconds first_interval{10};
   std::chrono::milliseconds interval{150};
   std::function<std::chrono::steady_clock::time_point()> now;
   std::function<void(std::chrono::milliseconds)> sleep;

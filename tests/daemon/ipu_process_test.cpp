@@ -344,5 +344,57 @@ TEST_F(IpuProcessTest, SecureModePassesTheCredentials) {
   EXPECT_TRUE(partitions().empty()) << "without credentials the controller answers nothing";
 }
 
+// A node without vipu.conf (and without IPUs of its own) that is sent an IPU
+// job: the prolog exits 0 at once (the job fails, Slurm drains nothing for
+// "Prolog error"), says the agent drains the node, and keeps the job's reason
+// for its tasks; the controller is never called. The drain itself is asked
+// of slurmctld off the hook's path, in a child bounded to 10 s: with no
+// Slurm configuration here libslurm waits for one (up to a minute), the
+// child is killed, and `accelctl status` tells both the fault and the drain
+// that timed out.
+TEST_F(IpuProcessTest, IpuJobOnANodeWithoutVipuFailsTheJobAndDrainsTheNode) {
+  std::filesystem::remove(h_.dir() + "/vipu.conf");
+  const std::string no_slurm = h_.dir() + "/no-slurm.conf";
+  ::setenv("SLURM_CONF", no_slurm.c_str(), 1);  // inherited by the daemon and its children
+  bool started = h_.start();
+  ::unsetenv("SLURM_CONF");
+  ASSERT_TRUE(started) << h_.startError();
+  auto t0 = std::chrono::steady_clock::now();
+  auto p = h_.ctl({"prolog"}, ipuEnv(8150, "2", "1"));
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_LT(took, 2s) << "the hook waited for the drain";
+  EXPECT_NE(p.err.find("has no V-IPU controller (no vipu.conf beside " + h_.configPath() + ")"), std::string::npos)
+      << p.err;
+  EXPECT_NE(p.err.find("(the job fails; accel-agentd drains this node: a configuration fault)"), std::string::npos)
+      << p.err;
+  auto job = h_.ctl({"job", "8150", "--json"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  auto j = json::parse(job.out);
+  EXPECT_EQ(j["state"], "Failed") << job.out;
+  EXPECT_NE(j["last_error"].get<std::string>().find("yet the job asked for 2 IPUs: a fault of the cluster's configuration"),
+            std::string::npos)
+      << job.out;
+  EXPECT_EQ(calls("partition"), 0);
+  std::string status;
+  for (int i = 0; i < 150; ++i) {
+    status = h_.ctl({"status"}).out;
+    if (status.find("not drained in Slurm") != std::string::npos) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  auto drain_took = std::chrono::steady_clock::now() - t0;
+  EXPECT_NE(status.find("configuration fault: job 8150 asked for IPUs but this node has no V-IPU controller"),
+            std::string::npos)
+      << status;
+  EXPECT_NE(status.find("drain: job 8150: node "), std::string::npos) << status;
+  EXPECT_NE(status.find("not drained in Slurm"), std::string::npos) << status;
+  EXPECT_NE(status.find("timed out"), std::string::npos) << status;
+  EXPECT_GE(drain_took, 9s);
+  EXPECT_LT(drain_took, 14s) << "the drain is bounded by 10 s";
+  EXPECT_NE(status.find("NEEDS ATTENTION"), std::string::npos) << status;
+  ASSERT_EQ(h_.ctl({"epilog"}, ipuEnv(8150, "2", "1")).exit_code, 0);
+  EXPECT_EQ(calls("partition"), 0);
+}
+
 }  // namespace
 }  // namespace accel::testing

@@ -106,6 +106,7 @@ void JobManager::keepFailedLocked(JobRecord rec, const Error& why) {
 Result<std::vector<uint32_t>> JobManager::chooseDevices(const JobRequestSpec& spec) {
   // Caller holds mu_. The job's own devices from an earlier attempt are
   // released before this is called, so they count as free.
+  if (auto fault = kindFaultLocked(spec)) return Error(ErrorCode::kInvalidArgument, fault->message);
   AllocatorInput in = inventory_.allocatorInput();
   in.held = held_;
   std::vector<uint32_t> out;
@@ -126,6 +127,33 @@ Result<std::vector<uint32_t>> JobManager::chooseDevices(const JobRequestSpec& sp
     out.insert(out.end(), ipus->begin(), ipus->end());
   }
   return out;
+}
+
+// An IPU job needs IPUs of the node's own or a V-IPU controller to make its
+// partition; without either nothing here can ever serve it.
+std::optional<KindFault> JobManager::kindFaultLocked(const JobRequestSpec& spec) const {
+  if (spec.ipus == 0 || no_ipu_controller_.empty()) return std::nullopt;
+  bool local_ipus = std::any_of(inventory_.devices.begin(), inventory_.devices.end(),
+                                [](const InventoryDevice& d) { return d.slot.kind == "ipu"; });
+  if (local_ipus) return std::nullopt;
+  const std::string node = spec.node.empty() ? "" : " (" + spec.node + ")";
+  KindFault f;
+  f.message = "this node" + node + " has no V-IPU controller (" + no_ipu_controller_ +
+              ") and no IPUs of its own, yet the job asked for " + std::to_string(spec.ipus) +
+              " IPUs: a fault of the cluster's configuration, not of the job";
+  f.fault = "job " + std::to_string(spec.job_id) + " asked for IPUs but this node has no V-IPU controller (" +
+            no_ipu_controller_ + "); check the Slurm partition's nodes";
+  return f;
+}
+
+std::optional<KindFault> JobManager::kindFault(const JobRequestSpec& spec) const {
+  std::lock_guard<std::mutex> g(mu_);
+  return kindFaultLocked(spec);
+}
+
+void JobManager::setNoIpuController(std::string why) {
+  std::lock_guard<std::mutex> g(mu_);
+  no_ipu_controller_ = std::move(why);
 }
 
 Status JobManager::runSetUp(JobRecord& rec, size_t* done) {

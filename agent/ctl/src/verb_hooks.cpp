@@ -51,7 +51,12 @@ int runHook(const char* phase, bool is_prolog, const std::vector<std::string>& a
   switch (r->outcome()) {
     case fb::Outcome::Ok: return kOk;
     case fb::Outcome::UserError:
-      io.err(tag + job + msg + " (the job fails; the node stays in service)");
+      // Either way Slurm is not to drain the node for "Prolog error": after
+      // a user's mistake it stays in service; after a configuration fault
+      // the agent drains it itself, with a reason that names the fault.
+      io.err(tag + job + msg +
+             (r->drains_node() ? " (the job fails; accel-agentd drains this node: a configuration fault)"
+                               : " (the job fails; the node stays in service)"));
       return kOk;
     case fb::Outcome::PermissionDenied: io.err(tag + job + msg); return kDenied;
     default: io.err(tag + job + msg); return kNodeFault;

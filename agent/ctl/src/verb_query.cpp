@@ -43,7 +43,8 @@ json jobJson(const fb::JobInfo* j) {
   return {{"job_id", j->job_id()}, {"user", str(j->user())}, {"uid", j->uid()},
           {"state", fb::EnumNameJobState(j->state())}, {"devices", devices}, {"job_dir", str(j->job_dir())},
           {"env", env}, {"prolog_started", timeText(j->prolog_started_ns())}, {"ready", timeText(j->ready_ns())},
-          {"appliance_jobs", appliance}, {"appliance_seconds", j->appliance_seconds()}};
+          {"appliance_jobs", appliance}, {"appliance_seconds", j->appliance_seconds()},
+          {"last_error", str(j->last_error())}};
 }
 
 int64_t nowNs() {
@@ -144,6 +145,7 @@ int verbJob(const std::vector<std::string>& args, const GlobalOptions& g, const 
     << "state       " << js["state"].get<std::string>() << "\n"
     << "ready       " << js["ready"].get<std::string>() << "\n"
     << "directory   " << (str(j->job_dir()).empty() ? "-" : str(j->job_dir())) << "\n";
+  if (!str(j->last_error()).empty()) o << "error       " << str(j->last_error()) << "\n";
   for (auto& [k, v] : js["env"].items()) o << "env         " << k << "=" << v.get<std::string>() << "\n";
   io.out(o.str());
   return kOk;

@@ -140,6 +140,26 @@ void noteNodeFault(const HandlerContext& ctx, const std::string& message) {
   if (ctx.health) ctx.health->nodeFault(message);
 }
 
+// A job this node can never serve because of the cluster's configuration:
+// the job fails as for a user's mistake (the hook exits 0, so Slurm neither
+// drains nor requeues), and the agent drains this node alone, with a reason
+// naming the fault, so that no further job of that kind is sent here.
+std::vector<uint8_t> configFault(const HandlerContext& ctx, const agent::JobRequestSpec& spec,
+                                 const agent::KindFault& fault) {
+  const std::string job = "prolog: job " + std::to_string(spec.job_id) + ": ";
+  const bool drains = static_cast<bool>(ctx.drain_node);
+  log::error(job + fault.message + (drains ? " (the job fails; this node is drained)" : " (the job fails)"));
+  if (ctx.health) ctx.health->configFault(fault.fault + (drains ? "; this node is drained" : ""));
+  if (drains) ctx.drain_node(spec.job_id, spec.node, fault.drainReason());
+  FlatBufferBuilder fbb(512);
+  auto message = fbb.CreateString(fault.message);
+  fb::ReplyBuilder b(fbb);
+  b.add_outcome(fb::Outcome::UserError);
+  b.add_message(message);
+  b.add_drains_node(drains);
+  return finish(fbb, b.Finish());
+}
+
 std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest* req) {
   if (req->job() == nullptr || req->job()->job_id() == 0) return simple(fb::Outcome::BadRequest, "prolog: no job id");
   auto spec = specOf(*req->job());
@@ -147,7 +167,10 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
   // The node list names nodes as Slurm does (NodeName), and so does
   // SLURMD_NODENAME; the host name stands in only when the hook gave none.
   if (spec.node.empty()) spec.node = ctx.node_name;
-  if (spec.ipus > 0 && spec.ntasks == 0 && ctx.tasks_on_node && agent::leadsJob(spec)) {
+  // Found before the prolog, which fails with the same message: nothing of
+  // slurmctld is asked for a job that cannot run here.
+  const auto kind_fault = ctx.manager->kindFault(spec);
+  if (spec.ipus > 0 && spec.ntasks == 0 && ctx.tasks_on_node && !kind_fault && agent::leadsJob(spec)) {
     // One GCD per task; when slurmctld cannot say, the job still runs, with one GCD.
     // Only the leader makes the partition; the others take the GCDs it has.
     auto n = ctx.tasks_on_node(spec.job_id);
@@ -161,6 +184,7 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
                                  .node_count = spec.node_count});
   auto r = ctx.manager->prolog(spec);
   emitPrologFinished(ctx, spec, r, started_us);
+  if (!r.ok() && kind_fault && r.error().message() == kind_fault->message) return configFault(ctx, spec, *kind_fault);
   // The journal gets the same line slurmd logs from the hook's stderr.
   if (!r.ok())
     log::error("prolog: job " + std::to_string(spec.job_id) + ": " + r.error().message() +

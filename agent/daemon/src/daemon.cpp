@@ -160,6 +160,10 @@ Status Daemon::start() {
   steps.push_back(std::make_unique<agent::EnvFileStep>());  // last: sees every step's variables
   manager_ = std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
                                                  std::move(inventory), std::move(steps), jobClockNs);
+  // A node without a V-IPU controller serves IPU jobs only from IPUs of its
+  // own; an IPU job sent to it otherwise is a configuration fault.
+  if (!vendors_.ipu)
+    manager_->setNoIpuController("no " + std::string(kVipuConfName) + " beside " + options_.config_path);
   ACCEL_TRY(makeDirectory(config_.state_dir, 0700).context("state directory"));
   auto opts = event::outboxOptionsFrom(config_, shortHostname());
   if (!opts.ok()) return opts.error().context("event outbox");
@@ -183,6 +187,20 @@ Status Daemon::start() {
   ctx_.config_path = options_.config_path;
   ctx_.started_ns = realtimeNs();
   ctx_.tasks_on_node = [self = selfPath()](uint32_t job_id) { return tasksOnNodeIsolated(self, job_id, 5s); };
+  // Off the hook's path: a worker thread asks slurmctld, through a child
+  // process that is killed after 10 s.
+  drainer_ = std::make_unique<NodeDrainer>(
+      [self = selfPath()](const std::string& node, const std::string& reason) {
+        return drainNodeIsolated(self, node, reason, 10s);
+      },
+      [health = health_](uint32_t job_id, const std::string& node, const Status& outcome) {
+        if (!outcome.ok())
+          health->nodeFault("drain: job " + std::to_string(job_id) + ": node " + node +
+                            " not drained in Slurm: " + outcome.error().message());
+      });
+  ctx_.drain_node = [this](uint32_t job_id, const std::string& node, const std::string& reason) {
+    drainer_->drainOnce(job_id, node, reason);
+  };
   ctx_.emit = [this](const event::Event& e) { emitEvent(e); };
   ctx_.surrogate_started = [this](uint32_t, const std::string& appliance_job) {
     std::lock_guard<std::mutex> g(surrogate_mu_);

@@ -103,10 +103,26 @@ int printJobPresence(int argc, char** argv) {
   return 0;
 }
 
+// --drain-node NODE REASON: drains NODE in slurmctld with REASON; run in a
+// child process like --job-tasks, when a prolog finds a configuration fault.
+int drainNodeCommand(int argc, char** argv) {
+  if (argc != 4 || argv[2][0] == '\0' || argv[3][0] == '\0') {
+    std::fprintf(stderr, "accel-agentd: --drain-node needs a node name and a reason\n");
+    return 2;
+  }
+  auto s = accel::agentd::drainNode(argv[2], argv[3]);
+  if (!s.ok()) {
+    std::fprintf(stderr, "accel-agentd: %s\n", s.error().message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--print-topology") == 0) return printTopology(argc, argv);
   if (argc >= 2 && std::strcmp(argv[1], "--job-tasks") == 0) return printJobTasks(argc, argv);
   if (argc >= 2 && std::strcmp(argv[1], "--job-presence") == 0) return printJobPresence(argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "--drain-node") == 0) return drainNodeCommand(argc, argv);
   accel::log::init("accel-agentd", accel::log::Level::kInfo);
   accel::agentd::DaemonOptions opts;
   for (int i = 1; i < argc; ++i) {

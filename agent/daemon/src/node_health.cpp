@@ -57,6 +57,8 @@ void NodeHealth::nodeFault(const std::string& message) {
   while (errors_.size() > kMaxErrors) errors_.pop_front();
 }
 
+void NodeHealth::configFault(const std::string& message) { nodeFault("configuration fault: " + message); }
+
 HealthSnapshot NodeHealth::snapshot() const {
   std::lock_guard<std::mutex> g(mu_);
   HealthSnapshot s{config_loaded_ns_, config_error_, {}, {errors_.begin(), errors_.end()}};

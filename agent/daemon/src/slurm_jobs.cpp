@@ -3,6 +3,8 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <utility>
@@ -21,14 +23,18 @@ std::mutex& slurmMutex() {
   return mu;
 }
 
+void initSlurm() {
+  static std::once_flag init;
+  std::call_once(init, [] { slurm_init(nullptr); });
+}
+
 // Loads one job from slurmctld and hands it to `use` (under the lock, before
 // the message is freed). kNotFound for a job slurmctld does not know,
 // kUnavailable when it cannot answer.
 template <typename F>
 auto withJob(uint32_t job_id, F use) -> Result<decltype(use(std::declval<const slurm_job_info_t&>()))> {
   std::lock_guard<std::mutex> g(slurmMutex());
-  static std::once_flag init;
-  std::call_once(init, [] { slurm_init(nullptr); });
+  initSlurm();
   job_info_msg_t* msg = nullptr;
   if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
     int err = slurm_get_errno();
@@ -113,6 +119,37 @@ Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t
   if (*out == "alive\n") return JobPresence::kAlive;
   if (*out == "gone\n") return JobPresence::kGone;
   return Error(ErrorCode::kParse, "presence of job " + std::to_string(job_id) + ": bad answer");
+}
+
+Status drainNode(const std::string& node, const std::string& reason) {
+  std::lock_guard<std::mutex> g(slurmMutex());
+  initSlurm();
+  update_node_msg_t msg;
+  slurm_init_update_node_msg(&msg);
+  std::string names = node;
+  std::string why = reason;
+  msg.node_names = names.data();
+  msg.node_state = NODE_STATE_DRAIN;
+  msg.reason = why.data();
+  msg.reason_uid = getuid();
+  if (slurm_update_node(&msg) == SLURM_SUCCESS) return okStatus();
+  int err = slurm_get_errno();
+  ErrorCode code = err == ESLURM_INVALID_NODE_NAME                                  ? ErrorCode::kNotFound
+                   : err == ESLURM_USER_ID_MISSING || err == ESLURM_ACCESS_DENIED ? ErrorCode::kPermissionDenied
+                                                                                  : ErrorCode::kUnavailable;
+  return Error(code, "slurmctld: drain " + node + ": " + slurm_strerror(err));
+}
+
+Status drainNodeIsolated(const std::string& agentd_path, const std::string& node, const std::string& reason,
+                         std::chrono::milliseconds timeout) {
+  exec::ClientCall call;
+  call.argv = {agentd_path, "--drain-node", node, reason};
+  call.timeout = timeout;
+  call.max_output = 4096;
+  auto r = exec::runClient(call);
+  ACCEL_TRY(r);
+  if (!r->succeeded()) return Error(ErrorCode::kUnavailable, "drain " + node + ": " + r->describe());
+  return okStatus();
 }
 
 }  // namespace accel::agentd

@@ -365,6 +365,69 @@ TEST(EnvFileTest, QuotesForAPosixShell) {
 namespace accel::agent {
 namespace {
 
+// A node with neither a V-IPU controller nor IPUs of its own cannot serve an
+// IPU job: the job fails as its own request would (kInvalidArgument), holds
+// nothing, and its record names what is missing. Jobs that ask for no IPUs
+// are untouched; a node never told it lacks a controller assumes one.
+TEST_F(JobManagerTest, IpuJobOnANodeWithoutIpusIsAConfigurationFault) {
+  auto m = make();
+  JobRequestSpec ipu = spec(81);
+  ipu.ipus = 2;
+  ipu.node = "gpu7";
+  EXPECT_FALSE(m->kindFault(ipu).has_value()) << "unknown: the steps may reach a controller";
+  m->setNoIpuController("no vipu.conf beside /etc/slurm/accel.conf");
+  auto fault = m->kindFault(ipu);
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->message,
+            "this node (gpu7) has no V-IPU controller (no vipu.conf beside /etc/slurm/accel.conf) and no IPUs of "
+            "its own, yet the job asked for 2 IPUs: a fault of the cluster's configuration, not of the job");
+  EXPECT_EQ(fault->drainReason(),
+            "accel: job 81 asked for IPUs but this node has no V-IPU controller (no vipu.conf beside "
+            "/etc/slurm/accel.conf); check the Slurm partition's nodes");
+
+  auto r = m->prolog(ipu);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.error().message(), fault->message);
+  ASSERT_TRUE(m->job(81).has_value());
+  EXPECT_EQ(m->job(81)->phase, JobPhase::kFailed);
+  EXPECT_EQ(m->job(81)->last_error, fault->message);
+  EXPECT_TRUE(m->job(81)->devices.empty());
+  EXPECT_FALSE(exists(root_ + "/jobs/81"));
+  {
+    std::lock_guard<std::mutex> g(res_.mu);
+    EXPECT_EQ(res_.present.count(81), 0u) << "no step ran";
+  }
+  // Tried again (the prolog run once more), it fails the same way.
+  auto again = m->prolog(ipu);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().message(), fault->message);
+  ASSERT_TRUE(m->epilog(81).ok());
+
+  // A GPU job on the same node is served as before.
+  JobRequestSpec gpu = spec(82, "1");
+  EXPECT_FALSE(m->kindFault(gpu).has_value());
+  ASSERT_TRUE(m->prolog(gpu).ok());
+  ASSERT_TRUE(m->epilog(82).ok());
+
+  // IPUs of the node's own serve the job without a controller.
+  Inventory cards = fourGpus();
+  InventoryDevice card;
+  card.slot = {4, "ipu", 0};
+  card.name = "ipu0";
+  cards.devices.push_back(card);
+  cards.device_distance.assign(5, std::vector<int>(5, 2));
+  cards.nic_distance.assign(5, 0);
+  m->replaceInventory(cards);
+  JobRequestSpec local = spec(83);
+  local.ipus = 1;
+  EXPECT_FALSE(m->kindFault(local).has_value());
+  auto ok = m->prolog(local);
+  ASSERT_TRUE(ok.ok()) << ok.error().message();
+  EXPECT_EQ(ok->devices, (std::vector<uint32_t>{4}));
+  ASSERT_TRUE(m->epilog(83).ok());
+}
+
 TEST_F(JobManagerTest, IpuJobsGetTheirDirectoryUnderTheIpuRoot) {
   ASSERT_TRUE(makeDirectory(root_ + "/ipuof", 0755).ok());
   JobDirStep step(root_ + "/jobs", root_ + "/ipuof");

@@ -4,9 +4,13 @@
 
 #include "test_inventory.h"
 
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <random>
 
 #include "accel/agent/job_dir_step.h"
+#include "accel/agentd/node_drain.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
 
@@ -219,6 +223,182 @@ TEST_F(ControlHandlerTest, EveryNodeOfAJobTellsItsNodesAndNamesItsPartitionAlike
   }
   EXPECT_EQ(asked, std::vector<uint32_t>{90});
   ctx_.manager = manager_.get();
+}
+
+// The prolog of a job on node `node` of sbn[1-3] asking for `ipus` IPUs (0:
+// none) and the GPUs `gpus`.
+std::vector<uint8_t> kindProlog(uint32_t job, const char* node, uint32_t ipus, const char* gpus = "") {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", node, "debug", gpus, ipus, 0, 0, -1, 0, 0,
+                                      "sbn[1-3]", 3);
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+             fb::RequestIdentifier());
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+// What the agent decides for each job on a node without a V-IPU controller
+// and without IPUs of its own (a GPU node): a job without IPUs runs and
+// drains nothing; an IPU job fails (the hook's UserError: exit 0) with the
+// reason in its record and its PrologFinished event, and the node is drained
+// once, also when the prolog runs again; slurmctld is never asked for the
+// job's tasks. The drain is queued, never waited for.
+TEST_F(ControlHandlerTest, IpuJobOnANodeWithoutIpusFailsAndDrainsThisNodeOnce) {
+  manager_->setNoIpuController("no vipu.conf beside /etc/slurm/accel.conf");
+  std::vector<std::pair<std::string, std::string>> drained;
+  std::mutex mu;
+  NodeDrainer drainer([&](const std::string& node, const std::string& reason) {
+    std::lock_guard<std::mutex> g(mu);
+    drained.emplace_back(node, reason);
+    return okStatus();
+  });
+  ctx_.drain_node = [&](uint32_t job, const std::string& node, const std::string& reason) {
+    drainer.drainOnce(job, node, reason);
+  };
+  NodeHealth health([] { return int64_t{7}; });
+  ctx_.health = &health;
+  std::vector<event::Event> events;
+  ctx_.emit = [&events](const event::Event& e) { events.push_back(e); };
+  int asked = 0;
+  ctx_.tasks_on_node = [&asked](uint32_t) -> Result<uint32_t> {
+    ++asked;
+    return 2u;
+  };
+
+  auto* gpu = call(0, kindProlog(95, "sbn1", 0, "1"));
+  ASSERT_EQ(gpu->outcome(), fb::Outcome::Ok) << gpu->message()->str();
+  EXPECT_FALSE(gpu->drains_node());
+  ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 95))->outcome(), fb::Outcome::Ok);
+  drainer.waitIdle();
+  EXPECT_TRUE(drained.empty());
+
+  const std::string why =
+      "this node (sbn1) has no V-IPU controller (no vipu.conf beside /etc/slurm/accel.conf) and no IPUs of its own, "
+      "yet the job asked for 2 IPUs: a fault of the cluster's configuration, not of the job";
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    SCOPED_TRACE(attempt);
+    events.clear();
+    auto* r = call(0, kindProlog(96, "sbn1", 2));
+    EXPECT_EQ(r->outcome(), fb::Outcome::UserError);
+    EXPECT_TRUE(r->drains_node());
+    EXPECT_EQ(r->message()->str(), why);
+    ASSERT_EQ(events.size(), 2u);
+    auto* finished = std::get_if<event::PrologFinished>(&events[1]);
+    ASSERT_NE(finished, nullptr);
+    EXPECT_EQ(finished->result, event::JobResult::kFailed);
+    EXPECT_EQ(finished->message, why);
+    auto* job = call(0, simple(fb::RequestBody::JobRequest, 96))->body_as_JobInfo();
+    ASSERT_NE(job, nullptr);
+    EXPECT_EQ(job->state(), fb::JobState::Failed);
+    EXPECT_EQ(job->last_error()->str(), why);
+  }
+  drainer.waitIdle();
+  ASSERT_EQ(drained.size(), 1u) << "a prolog run again drains no second time";
+  EXPECT_EQ(drained[0].first, "sbn1");
+  EXPECT_EQ(drained[0].second,
+            "accel: job 96 asked for IPUs but this node has no V-IPU controller (no vipu.conf beside "
+            "/etc/slurm/accel.conf); check the Slurm partition's nodes");
+  EXPECT_EQ(asked, 0) << "slurmctld is not asked about a job that cannot run here";
+  auto snap = health.snapshot();
+  ASSERT_EQ(snap.errors.size(), 2u);
+  EXPECT_EQ(snap.errors[0].message,
+            "configuration fault: job 96 asked for IPUs but this node has no V-IPU controller (no vipu.conf beside "
+            "/etc/slurm/accel.conf); check the Slurm partition's nodes; this node is drained");
+  ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 96))->outcome(), fb::Outcome::Ok);
+
+  // Another IPU job is another drain (of a node that is drained already).
+  EXPECT_EQ(call(0, kindProlog(97, "sbn1", 1))->outcome(), fb::Outcome::UserError);
+  drainer.waitIdle();
+  EXPECT_EQ(drained.size(), 2u);
+  ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 97))->outcome(), fb::Outcome::Ok);
+
+  // Without a way to drain, the job still fails and says so; nothing claims a drain.
+  ctx_.drain_node = nullptr;
+  auto* undrained = call(0, kindProlog(98, "sbn1", 2));
+  EXPECT_EQ(undrained->outcome(), fb::Outcome::UserError);
+  EXPECT_FALSE(undrained->drains_node());
+  ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 98))->outcome(), fb::Outcome::Ok);
+  ctx_.health = nullptr;
+}
+
+// A node with a V-IPU controller (never told otherwise) or with IPUs of its
+// own serves IPU jobs: nothing is drained.
+TEST_F(ControlHandlerTest, IpuJobOnAnIpuNodeDrainsNothing) {
+  int drains = 0;
+  ctx_.drain_node = [&](uint32_t, const std::string&, const std::string&) { ++drains; };
+  ctx_.tasks_on_node = [](uint32_t) -> Result<uint32_t> { return 1u; };
+  auto* pod = call(0, kindProlog(100, "sbn1", 2));
+  ASSERT_EQ(pod->outcome(), fb::Outcome::Ok) << pod->message()->str();
+  EXPECT_FALSE(pod->drains_node());
+  ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 100))->outcome(), fb::Outcome::Ok);
+
+  agent::Inventory inv = accel::agentd::testing::twoGpuInventory();
+  agent::InventoryDevice card;
+  card.slot = {2, "ipu", 0};
+  card.name = "ipu0";
+  inv.devices.push_back(card);
+  inv.device_distance.assign(3, std::vector<int>(3, 0));
+  inv.nic_distance.assign(3, 0);
+  manager_->replaceInventory(inv);
+  manager_->setNoIpuController("no vipu.conf beside /etc/slurm/accel.conf");
+  auto* cards = call(0, kindProlog(101, "sbn1", 1));
+  ASSERT_EQ(cards->outcome(), fb::Outcome::Ok) << cards->message()->str();
+  ASSERT_EQ(cards->body_as_JobInfo()->devices()->size(), 1u);
+  EXPECT_EQ(cards->body_as_JobInfo()->devices()->Get(0)->index(), 2u);
+  ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 101))->outcome(), fb::Outcome::Ok);
+  EXPECT_EQ(drains, 0);
+}
+
+// The drain runs on the drainer's own thread: a slurmctld that takes its
+// time holds up no prolog, and a failed drain is told, not thrown.
+TEST(NodeDrainerTest, QueuesWithoutWaitingOncePerJobAndTellsFailures) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<uint32_t> outcomes_ok, outcomes_failed;
+  int calls = 0;
+  NodeDrainer drainer(
+      [&](const std::string& node, const std::string&) -> Status {
+        std::unique_lock<std::mutex> g(mu);
+        ++calls;
+        cv.wait(g, [&] { return release; });
+        if (node == "bad") return Error(ErrorCode::kUnavailable, "slurmctld: no answer");
+        return okStatus();
+      },
+      [&](uint32_t job, const std::string&, const Status& s) {
+        std::lock_guard<std::mutex> g(mu);
+        (s.ok() ? outcomes_ok : outcomes_failed).push_back(job);
+      });
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(drainer.drainOnce(1, "n1", "accel: one"));
+  EXPECT_TRUE(drainer.drainOnce(2, "bad", "accel: two"));
+  EXPECT_FALSE(drainer.drainOnce(1, "n1", "accel: one again"));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500))
+      << "queueing waited for the drain";
+  {
+    std::lock_guard<std::mutex> g(mu);
+    release = true;
+  }
+  cv.notify_all();
+  drainer.waitIdle();
+  std::lock_guard<std::mutex> g(mu);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(outcomes_ok, std::vector<uint32_t>{1});
+  EXPECT_EQ(outcomes_failed, std::vector<uint32_t>{2});
+}
+
+// Job ids are remembered up to a bound; one asked long ago may drain again.
+TEST(NodeDrainerTest, RemembersABoundedNumberOfJobs) {
+  std::atomic<int> calls{0};
+  NodeDrainer drainer([&](const std::string&, const std::string&) {
+    ++calls;
+    return okStatus();
+  });
+  for (uint32_t j = 1; j <= NodeDrainer::kRemembered; ++j) EXPECT_TRUE(drainer.drainOnce(j, "n1", "r"));
+  EXPECT_FALSE(drainer.drainOnce(1, "n1", "r"));
+  EXPECT_TRUE(drainer.drainOnce(NodeDrainer::kRemembered + 1, "n1", "r"));
+  EXPECT_TRUE(drainer.drainOnce(1, "n1", "r")) << "job 1 was forgotten";
+  drainer.waitIdle();
+  EXPECT_EQ(calls.load(), static_cast<int>(NodeDrainer::kRemembered) + 2);
 }
 
 }  // namespace

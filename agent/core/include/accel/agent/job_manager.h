@@ -59,6 +59,21 @@ struct RecoverySummary {
 // The limit a job runs under, from its request and the site's grace.
 LimitPolicy limitPolicy(const JobRequestSpec& spec, int64_t grace_ns);
 
+// A job that asks for a kind of accelerator this node does not have at all
+// (an IPU job on a node with neither a V-IPU controller nor IPUs of its own).
+// Neither the user's mistake nor a fault of the node: the cluster's
+// configuration sends the job here (a Slurm partition that mixes kinds).
+struct KindFault {
+  // For the job: its record's last error, its output, its events. Starts
+  // "this node (NAME) has no V-IPU controller ...".
+  std::string message;
+  // For the operators, one line: "job 42 asked for IPUs but this node has
+  // no V-IPU controller (...); check the Slurm partition's nodes".
+  std::string fault;
+  // Slurm's reason for draining the node: "accel: " and the fault.
+  std::string drainReason() const { return "accel: " + fault; }
+};
+
 class JobManager {
  public:
   static constexpr size_t kMaxErrors = 10;
@@ -118,8 +133,18 @@ class JobManager {
   void replaceInventory(Inventory inventory);
   std::string inventorySource() const;
 
+  // Tells the manager that this node has no V-IPU controller, and how that
+  // is known (e.g. "no vipu.conf beside /etc/slurm/accel.conf"). Unset (the
+  // default), IPUs may come from a controller the steps talk to. Call before
+  // the first prolog.
+  void setNoIpuController(std::string why);
+  // Why this node can never give the job what it asks for, or nullopt. A
+  // prolog for such a job fails with kInvalidArgument and the fault's message.
+  std::optional<KindFault> kindFault(const JobRequestSpec& spec) const;
+
  private:
   Result<std::vector<uint32_t>> chooseDevices(const JobRequestSpec& spec);
+  std::optional<KindFault> kindFaultLocked(const JobRequestSpec& spec) const;
   Status runSetUp(JobRecord& rec, size_t* done);
   Status runTearDown(const JobRecord& rec, size_t from);
   Status saveLocked(const JobRecord& rec);
@@ -141,6 +166,7 @@ class JobManager {
   std::map<uint32_t, JobRecord> records_;
   std::set<uint32_t> held_;
   std::deque<std::string> errors_;
+  std::string no_ipu_controller_;  // why there is none; empty: there may be one
   // Calls for one job are serialized by a striped lock: bounded memory, and
   // two jobs rarely share a stripe (then they merely wait for each other).
   std::array<std::mutex, 64> job_locks_;

@@ -56,6 +56,11 @@ struct HandlerContext {
   // where it sends (empty: events are only spooled). Node faults answered
   // to a hook are noted in `health`.
   NodeHealth* health = nullptr;
+  // Drains this node in Slurm with `reason`, for a configuration fault a
+  // prolog found (agent::KindFault); `node` is the node's Slurm name. Must
+  // not block: the daemon queues it (NodeDrainer, once per job). Unset: the
+  // node is not drained and the job merely fails.
+  std::function<void(uint32_t job_id, const std::string& node, const std::string& reason)> drain_node;
   std::function<event::OutboxStats()> outbox_stats;
   std::string aggregator;
 };

@@ -21,6 +21,7 @@
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/control_handler.h"
 #include "accel/agentd/limit_enforcer.h"
+#include "accel/agentd/node_drain.h"
 #include "accel/agentd/surrogate_steps.h"
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
@@ -77,6 +78,9 @@ class Daemon {
   // cancel may outlive the daemon).
   std::shared_ptr<NodeHealth> health_ = std::make_shared<NodeHealth>();
   Vendors vendors_;
+  // Drains this node for configuration faults found by prologs; outlives the
+  // workers that queue them (destroyed after them, before health_).
+  std::unique_ptr<NodeDrainer> drainer_;
   std::unique_ptr<event::Outbox> outbox_;  // before manager_: outlives the workers' use
   std::unique_ptr<agent::JobManager> manager_;
   std::unique_ptr<LimitEnforcer> limits_;  // before appliance_: outlives its calls

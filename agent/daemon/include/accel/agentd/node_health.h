@@ -58,6 +58,10 @@ class NodeHealth {
   void controllerCalled(const std::string& name, const std::string& call, const Status& outcome);
   // A node fault (a hook answered NodeFault, a reload refused, ...).
   void nodeFault(const std::string& message);
+  // A fault of the cluster's configuration found here (a job sent to a node
+  // without its kind of accelerator): kept with the node faults, marked
+  // "configuration fault: ".
+  void configFault(const std::string& message);
 
   HealthSnapshot snapshot() const;
 

@@ -37,6 +37,19 @@ Result<JobPresence> jobPresence(uint32_t job_id);
 Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t job_id,
                                         std::chrono::milliseconds timeout);
 
+// Drains `node` in slurmctld with `reason` (slurm_update_node, as root or
+// SlurmUser; the reason's user is this process's). A node already drained
+// keeps draining, with this reason. Errors: kUnavailable when slurmctld
+// cannot answer, kPermissionDenied when it refuses the caller, kNotFound for
+// a node it does not know, else kUnavailable.
+Status drainNode(const std::string& node, const std::string& reason);
+
+// drainNode in a child process (`agentd_path --drain-node NODE REASON`),
+// bounded by `timeout`: libslurm may end its process, and may wait long
+// for a slurmctld that does not answer.
+Status drainNodeIsolated(const std::string& agentd_path, const std::string& node, const std::string& reason,
+                         std::chrono::milliseconds timeout);
+
 // The decision of jobPresence from the job_state slurmctld reported (as in
 // slurm_job_info_t), for tests.
 JobPresence presenceFromState(uint32_t job_state);

@@ -68,6 +68,24 @@ void addDevices(JobSummary& s, const std::string& node, const event::PrologFinis
   s.accel_count = static_cast<uint32_t>(std::min<uint64_t>(count, UINT32_MAX));
 }
 
+// At most `max` bytes of `text`, cut before a UTF-8 sequence rather than in
+// it, with "..." when something was cut.
+std::string bounded(const std::string& text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t n = max - 3;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n) + "...";
+}
+
+// A node's prolog failure, kept for the comment. The set is bounded by
+// name, not by arrival, so the same failures give the same summary in any
+// order: the kMaxErrorNodes first names stay.
+void noteError(JobSummary& s, const std::string& node, const std::string& message) {
+  if (message.empty()) return;
+  s.errors[node] = bounded(message, JobSummary::kMaxErrorBytes);
+  while (s.errors.size() > JobSummary::kMaxErrorNodes) s.errors.erase(std::prev(s.errors.end()));
+}
+
 // Each handler returns whether it may have changed the summary.
 struct Merger {
   JobSummary& s;
@@ -84,6 +102,7 @@ struct Merger {
   }
   bool operator()(const event::PrologFinished& e) {
     worsen(s, e.result);
+    if (e.result == JobResult::kFailed) noteError(s, node, e.message);
     addKind(s, e.accel_kind);
     addDevices(s, node, e);
     if (!e.partition.empty()) s.partition = e.partition;
@@ -170,7 +189,8 @@ std::string toStateJson(const JobSummary& s) {
          {"node_count", s.node_count}, {"appliance_s", s.appliance_s},
          {"appliance_limit_s", s.appliance_limit_s}, {"surrogate_steps", s.surrogate_steps},
          {"local_devices", s.local_devices}, {"partition_devices", s.partition_devices},
-         {"node_list", s.node_list}, {"first_epilog_ns", s.first_epilog_ns}};
+         {"node_list", s.node_list}, {"first_epilog_ns", s.first_epilog_ns},
+         {"errors", s.errors}};
   // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -199,6 +219,7 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     s.partition_devices = j.value("partition_devices", std::set<std::string>{});
     s.node_list = j.value("node_list", std::string());
     s.first_epilog_ns = j.value("first_epilog_ns", int64_t{0});
+    s.errors = j.value("errors", std::map<std::string, std::string>{});
     listNodes(s);
     return s;
   } catch (const Json::exception& e) {
@@ -219,6 +240,7 @@ std::string toCommentJson(const JobSummary& s) {
   j["appliance_limit_s"] = s.appliance_limit_s;
   j["surrogate_steps"] = s.surrogate_steps.size();
   if (!s.cleanup_failed.empty()) j["cleanup_failed"] = s.cleanup_failed;
+  if (!s.errors.empty()) j["errors"] = s.errors;
   if (auto missing = s.missingNodes(); !missing.empty()) j["missing_nodes"] = missing;
   std::string out = j.dump(-1, ' ', false, Json::error_handler_t::replace);
   // '|' can only occur inside strings here; the escape keeps sacct -P intact.

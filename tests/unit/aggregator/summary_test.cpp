@@ -258,6 +258,71 @@ TEST(Summary, StateRoundTripsTheWaitAndPerNodeFigures) {
   EXPECT_EQ(back->accel_count, 4u);
 }
 
+// Why each node's prolog failed, in the comment under "errors" (absent when
+// none did): the message each node sent last, at most 200 bytes, cut between
+// characters, never inside one.
+TEST(Summary, FailedPrologsAreNamedPerNode) {
+  JobSummary s = gpuJob("g[1-3]", 3);
+  mergeEvent(s, "g1", PrologFinished{9, JobResult::kOk, {"0"}, "", 1, "", "gpu"});
+  EXPECT_TRUE(s.errors.empty());
+  EXPECT_EQ(nlohmann::json::parse(toCommentJson(s)).count("errors"), 0u);
+  mergeEvent(s, "g3", PrologFinished{9, JobResult::kFailed, {}, "", 1, "no V-IPU controller here"});
+  mergeEvent(s, "g2", PrologFinished{9, JobResult::kFailed, {}, "", 1, ""});  // no reason given: nothing to show
+  EXPECT_EQ(s.errors, (std::map<std::string, std::string>{{"g3", "no V-IPU controller here"}}));
+  auto j = nlohmann::json::parse(toCommentJson(s));
+  EXPECT_EQ(j["result"], "failed");
+  EXPECT_EQ(j["errors"], nlohmann::json({{"g3", "no V-IPU controller here"}}));
+
+  std::string long_text;
+  while (long_text.size() < 300) long_text += "|é";  // one byte, then two: byte 197 is inside a character
+  mergeEvent(s, "g3", PrologFinished{9, JobResult::kFailed, {}, "", 1, long_text});
+  const std::string& kept = s.errors.at("g3");
+  EXPECT_LE(kept.size(), JobSummary::kMaxErrorBytes);
+  EXPECT_GE(kept.size(), JobSummary::kMaxErrorBytes - 2);
+  EXPECT_TRUE(kept.ends_with("...")) << kept;
+  EXPECT_EQ(long_text.substr(0, kept.size() - 3), kept.substr(0, kept.size() - 3));
+  std::string comment = toCommentJson(s);
+  EXPECT_EQ(comment.find('|'), std::string::npos);
+  EXPECT_EQ(comment.find("\xef\xbf\xbd"), std::string::npos) << "a character was cut: " << comment;
+  EXPECT_EQ(nlohmann::json::parse(comment)["errors"]["g3"], kept);
+
+  auto back = fromStateJson(toStateJson(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, s);
+}
+
+// A job whose prolog fails on many nodes names at most 16 of them: the first
+// by name, whatever order their events came in.
+TEST(Summary, ErrorsAreBoundedToTheFirstNodesByName) {
+  JobSummary up, down;
+  for (int i = 0; i < 40; ++i) {
+    mergeEvent(up, "n" + std::to_string(100 + i), PrologFinished{5, JobResult::kFailed, {}, "", 1, "broken"});
+    mergeEvent(down, "n" + std::to_string(139 - i), PrologFinished{5, JobResult::kFailed, {}, "", 1, "broken"});
+  }
+  EXPECT_EQ(up.errors.size(), JobSummary::kMaxErrorNodes);
+  EXPECT_EQ(up.errors, down.errors);
+  EXPECT_EQ(up.errors.begin()->first, "n100");
+  EXPECT_EQ(up.errors.rbegin()->first, "n115");
+}
+
+// The comment of the wrong-kind job in docs/accounting-format.md, byte for byte.
+TEST(Summary, WrongKindCommentIsExactlyAsDocumented) {
+  JobSummary s;
+  s.job_id = 4243;
+  mergeEvent(s, "gpu-host3", PrologStarted{4243, 1000, "alice", "gpu-host3", 1});
+  mergeEvent(s, "gpu-host3",
+             PrologFinished{4243, JobResult::kFailed, {}, "", 1,
+                            "this node (gpu-host3) has no V-IPU controller (no vipu.conf beside /etc/slurm/accel.conf) "
+                            "and no IPUs of its own, yet the job asked for 2 IPUs: a fault of the cluster's "
+                            "configuration, not of the job"});
+  mergeEvent(s, "gpu-host3", EpilogFinished{4243, JobResult::kOk, 1, "", true, 0}, 1000 * kSec);
+  EXPECT_EQ(toCommentJson(s),
+            R"({"v":1,"result":"failed","accel":"","count":0,"partition":"","nodes":["gpu-host3"],"appliance_s":0,)"
+            R"("appliance_limit_s":0,"surrogate_steps":0,"errors":{"gpu-host3":"this node (gpu-host3) has no V-IPU )"
+            R"(controller (no vipu.conf beside /etc/slurm/accel.conf) and no IPUs of its own, yet the job asked for 2 )"
+            R"(IPUs: a fault of the cluster's configuration, not of the job"}})");
+}
+
 // A state stored by the release before this one, as it wrote it.
 TEST(Summary, StateWithoutTheNewerFieldsIsRead) {
   auto old = fromStateJson(
@@ -269,6 +334,7 @@ TEST(Summary, StateWithoutTheNewerFieldsIsRead) {
   EXPECT_TRUE(old->node_list.empty());
   EXPECT_TRUE(old->listed_nodes.empty());
   EXPECT_EQ(old->first_epilog_ns, 0);
+  EXPECT_TRUE(old->errors.empty());
   EXPECT_FALSE(old->complete());
   EXPECT_EQ(commentDueNs(*old, 300 * kSec), 0) << "its wait began before anyone timed it: due";
   mergeEvent(*old, "n2", EpilogFinished{42});

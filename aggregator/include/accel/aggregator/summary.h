@@ -38,7 +38,13 @@ struct JobSummary {
   std::map<std::string, uint64_t> appliance_s;  // node -> the job's appliance seconds as that node saw them
   uint64_t appliance_limit_s = 0;
   std::set<uint32_t> surrogate_steps;
+  // node -> why its prolog failed (the last failure it reported), each at
+  // most kMaxErrorBytes; at most kMaxErrorNodes nodes, those first by name.
+  std::map<std::string, std::string> errors;
   bool operator==(const JobSummary&) const = default;
+
+  static constexpr size_t kMaxErrorBytes = 200;
+  static constexpr size_t kMaxErrorNodes = 16;
 
   // The job's appliance seconds: every node reads the one appliance the job
   // used, so each reports the job's whole figure and the largest is taken.

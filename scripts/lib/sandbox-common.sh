@@ -40,8 +40,9 @@ sandbox_init_paths() {
     NODE_NAME=$(hostname -s)
     TIMEOUT=${ACCEL_SANDBOX_TIMEOUT:-30}
     # A cluster of several nodes (`up --nodes N`, scripts/lib/sandbox-net.sh): the layout is
-    # recorded in state/nodes, one "NAME<TAB>TOPOLOGY" line per node; without that file the
-    # sandbox is the one-node cluster on loopback.
+    # recorded in state/nodes, one "NAME<TAB>TOPOLOGY" line per node, "NAME<TAB>TOPOLOGY<TAB>
+    # no-ipu" for a node without a V-IPU controller (`up --no-ipu NAME`); without that file
+    # the sandbox is the one-node cluster on loopback.
     SB_NODES_FILE=$SB_STATE/nodes
     SB_NET_FILE=$SB_STATE/net        # the chosen /24 while the network exists
     SB_NODE_ETC=$SB_ETC/nodes        # per-node accel.conf and vipu.conf
@@ -53,21 +54,31 @@ sandbox_init_paths() {
     NODES=()
     NODE_NS=''
     declare -gA NODE_TOPO=()
+    declare -gA NODE_NO_IPU=()
     HOST_NODE_NAME=$NODE_NAME
     load_layout
 }
 
-# Reads state/nodes into MULTI, NODES and NODE_TOPO (node -> topology file or empty).
+# Reads state/nodes into MULTI, NODES, NODE_TOPO (node -> topology file or empty) and
+# NODE_NO_IPU (node -> yes for a node without a V-IPU controller). Fields are split by hand:
+# read with IFS=$'\t' would merge the two tabs around an empty topology.
 load_layout() {
     MULTI=no
     NODES=()
     NODE_TOPO=()
+    NODE_NO_IPU=()
     [[ -r $SB_NODES_FILE ]] || return 0
-    local name topo
-    while IFS=$'\t' read -r name topo; do
+    local line name rest topo kind
+    while IFS= read -r line; do
+        name=${line%%$'\t'*}
         [[ -n $name ]] || continue
+        rest='' kind=''
+        if [[ $line == *$'\t'* ]]; then rest=${line#*$'\t'}; fi
+        topo=${rest%%$'\t'*}
+        if [[ $rest == *$'\t'* ]]; then kind=${rest#*$'\t'}; fi
         NODES+=("$name")
         NODE_TOPO[$name]=$topo
+        if [[ $kind == no-ipu ]]; then NODE_NO_IPU[$name]=yes; fi
     done <"$SB_NODES_FILE"
     ((${#NODES[@]})) && MULTI=yes
     return 0
@@ -85,6 +96,7 @@ node_context() {
         NODE_RUN=$SB_RUN
         NODE_STATE=$SB_STATE
         NODE_TOPOLOGY=$(cat "$SB_STATE/topology" 2>/dev/null || true)
+        NODE_VIPU=yes
         AGENT_SOCKET=$SB_RUN/accel/control.sock
         AGENT_PIDFILE=$SB_RUN/accel-agentd.pid
         NODE_KEY=$KEY_DIR/node
@@ -100,6 +112,9 @@ node_context() {
     NODE_RUN=$SB_RUN/$1
     NODE_STATE=$SB_STATE/$1
     NODE_TOPOLOGY=${NODE_TOPO[$1]}
+    # An IPU-POD host has vipu.conf beside its accel.conf; a node of `up --no-ipu` has none.
+    NODE_VIPU=yes
+    if [[ ${NODE_NO_IPU[$1]:-} == yes ]]; then NODE_VIPU=no; fi
     NODE_NS=$SB_NS_PREFIX-$1
     AGENT_SOCKET=$NODE_RUN/accel/control.sock
     AGENT_PIDFILE=$NODE_RUN/accel-agentd.pid

@@ -217,6 +217,9 @@ EOF
 # as this machine sees them, are a login node's: the same site settings and no agent behind
 # their ControlSocket (a node's agent is reached with `slurm-sandbox exec NODE ...`, or
 # from here with --config etc/nodes/<node>/accel.conf).
+# A node without a V-IPU controller (`up --no-ipu NODE`) gets no vipu.conf: its agent is
+# started with --config etc/nodes/<node>/accel.conf, beside which there is none (the shared
+# etc/vipu.conf, still visible in the node, is not beside that path).
 write_accel_conf() {
     local node
     if [[ $MULTI == yes ]]; then
@@ -229,9 +232,14 @@ write_accel_conf() {
             node_context "$node"
             mkdir -p "$NODE_ETC"
             accel_conf_text >"$NODE_CONF.tmp"
-            vipu_conf_text >"$NODE_ETC/vipu.conf.tmp"
             put_file "$NODE_CONF.tmp" "$NODE_CONF"
-            put_file "$NODE_ETC/vipu.conf.tmp" "$NODE_ETC/vipu.conf"
+            if [[ $NODE_VIPU == yes ]]; then
+                vipu_conf_text >"$NODE_ETC/vipu.conf.tmp"
+                put_file "$NODE_ETC/vipu.conf.tmp" "$NODE_ETC/vipu.conf"
+            else
+                # Left by an earlier layout; nothing is mounted on it (the node makes no mount).
+                rm -f "$NODE_ETC/vipu.conf"
+            fi
         done
         return 0
     fi

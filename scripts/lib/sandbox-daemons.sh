@@ -223,12 +223,14 @@ fabric_netns_down() {
 # --- node (several nodes only) -----------------------------------------------------------------
 # The holder of a node's namespaces: entered into the node's network namespace, it makes its
 # own UTS and mount namespaces, where sandbox-nsinit sets the host name, binds the hosts
-# file and the node's accel.conf and vipu.conf over the shared ones and, for a topology with
-# GPUs, makes the private /dev; then it sleeps. The node's agent and slurmd enter its
-# namespaces (in_node_wrap), so either can be stopped and started alone.
+# file and the node's accel.conf and vipu.conf over the shared ones (a node without V-IPU
+# has no vipu.conf to bind) and, for a topology with GPUs, makes the private /dev; then it
+# sleeps. The node's agent and slurmd enter its namespaces (in_node_wrap), so either can be
+# stopped and started alone.
 spawn_node() {
     local -a args=(--hostname "$NODE_NAME" --bind "$SB_HOSTS" /etc/hosts
-        --bind "$NODE_CONF" "$SB_ETC/accel.conf" --bind "$NODE_ETC/vipu.conf" "$SB_ETC/vipu.conf")
+        --bind "$NODE_CONF" "$SB_ETC/accel.conf")
+    if [[ $NODE_VIPU == yes ]]; then args+=(--bind "$NODE_ETC/vipu.conf" "$SB_ETC/vipu.conf"); fi
     mkdir -p "$NODE_RUN" "$SB_SPOOL/$NODE_NAME"
     chmod 0755 "$NODE_RUN"
     if ((${NODE_GPUS[$NODE_NAME]:-0} > 0)); then
@@ -265,7 +267,8 @@ in_node_wrap() {
 # as systemd's Restart=on-failure would; the agent's own pid is in $AGENT_PIDFILE. It starts
 # before slurmd: every job's Prolog asks it. With several nodes it runs in its node's
 # namespaces (its host name is the node's name) and reads the node's accel.conf, mounted at
-# the shared path there.
+# the shared path there; a node without V-IPU names its own path instead, so that the agent
+# finds no vipu.conf beside it.
 start_agentd() { spawn_agentd && ready_agentd; }
 
 spawn_agentd() {
@@ -280,9 +283,11 @@ spawn_agentd() {
     # tests that run it alone under, say, libfaketime (`restart agentd` with it set).
     local -a extra=()
     read -ra extra <<<"${ACCEL_SANDBOX_AGENT_ENV:-}"
+    local conf=$SB_ETC/accel.conf
+    if [[ $NODE_VIPU != yes ]]; then conf=$NODE_CONF; fi
     in_node_wrap
     spawn "$DAEMON_REC" ACCEL_HW_MOCK_STATE="$SB_MOCK" "${extra[@]}" bash "$SCRIPT_DIR/lib/supervise" \
-        "$AGENT_PIDFILE" "$agentd" --config "$SB_ETC/accel.conf"
+        "$AGENT_PIDFILE" "$agentd" --config "$conf"
     SPAWN_WRAP=()
 }
 

@@ -2,6 +2,9 @@
 # Fixture slurm_sandbox3: a cluster of three nodes, each its own host (network, UTS and mount
 # namespaces) with its own slurmd and accel-agentd, every node the captured 4-GPU ipa20
 # topology, so each has four GPUs as Slurm GRES and two fabric NICs on a shared fabric bridge.
+# sbn1 and sbn2 are IPU-POD hosts (a V-IPU controller, the fake one); sbn3 has none (--no-ipu):
+# a GPU node, which the GPU tests use and the IPU tests leave alone but one, which sends it an
+# IPU job on purpose.
 # It lives in <build>/sandbox3, with its own ports, namespaces and addresses, so it may run
 # beside the one-node fixture slurm_sandbox. Except in a sanitizer build: both sandboxes of
 # one build share the build's sanitizer options files, which each sandbox's `up` writes and
@@ -12,7 +15,7 @@ set(ACCEL_MULTINODE_ENV
     ACCEL_SANDBOX_DIR=${CMAKE_BINARY_DIR}/sandbox3)
 
 add_test(NAME integration.multinode_sandbox_up
-         COMMAND ${ACCEL_SANDBOX_SCRIPT} up --nodes 3
+         COMMAND ${ACCEL_SANDBOX_SCRIPT} up --nodes 3 --no-ipu sbn3
                  --topology ${PROJECT_SOURCE_DIR}/tests/hw_mock/topologies/ipa20.xml)
 add_test(NAME integration.multinode_sandbox_down COMMAND ${ACCEL_SANDBOX_SCRIPT} down)
 add_test(NAME integration.multinode_test_user
@@ -34,7 +37,7 @@ endif()
 
 # accel_multinode_test(NAME): registers NAME.sh of this directory as a test that runs
 # against the three-node sandbox as the test user. They take the sandbox one at a time
-# (resource sandbox3): several pick the same nodes by name, one drains a node and one kills an
+# (resource sandbox3): several pick the same nodes by name, two drain a node and one kills an
 # agent, and each is short; the one-node tests still run beside them.
 function(accel_multinode_test name)
   add_test(NAME integration.${name}
@@ -54,3 +57,4 @@ accel_multinode_test(multinode_gpu)
 accel_multinode_test(multinode_salloc)
 accel_multinode_test(multinode_faults)
 accel_multinode_test(multinode_limit)
+accel_multinode_test(multinode_wrong_kind)

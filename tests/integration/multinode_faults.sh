@@ -91,9 +91,16 @@ drained() { [[ $(node_state "$second") == drain* ]]; }
 wait_for 60 "$second drained after its prolog failed" drained
 reason=$(sinfo -h -n "$second" -o '%E')
 log "$second: $(node_state "$second") ($reason)"
-# Slurm requeues the job held after a prolog failure; end it.
-scancel "$job" 2>/dev/null || true
-wait_job_final "$job" 60
+# Slurm requeues the job held after a prolog failure; end it. A cancel that lands while the
+# requeue is still under way can be lost, so it is repeated until the job has left the queue.
+deadline=$((SECONDS + 60))
+until [[ -z $(squeue -h -j "$job" -o %A 2>/dev/null) ]]; do
+    ((SECONDS <= deadline)) || fail "job $job still queued after 60 s: $(squeue -h -j "$job" -o '%T %r')"
+    scancel "$job" 2>/dev/null || true
+    sleep 1
+done
+# (sacct may keep saying REQUEUED for a run that was cancelled before it started again: the
+# queue, not accounting, says the job is over.)
 for n in "$first" "$second"; do
     wait_for 30 "$n: job $job's record gone" no_record "$n" "$job"
 done

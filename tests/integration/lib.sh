@@ -113,3 +113,11 @@ partition_calls() {
         }
         END { print created + 0, removed + 0 }' "$ACCEL_HW_MOCK_STATE/vipu/calls.log"
 }
+
+# sandbox_nodes MIN: sets the array `nodes` to the sandbox's node names (ACCEL_SANDBOX_NODES,
+# from `slurm-sandbox env`) and fails unless there are at least MIN of them.
+sandbox_nodes() {
+    read -ra nodes <<<"${ACCEL_SANDBOX_NODES:-}"
+    ((${#nodes[@]} >= $1)) || fail "expected a sandbox of at least $1 nodes (up --nodes N), it has" \
+        "'${ACCEL_SANDBOX_NODES:-}'"
+}

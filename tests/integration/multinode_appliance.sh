@@ -9,8 +9,7 @@ require_root
 require_sandbox
 ensure_test_user
 
-read -ra nodes <<<"${ACCEL_SANDBOX_NODES:-}"
-((${#nodes[@]} >= 2)) || fail "expected a sandbox of several nodes, it has '${ACCEL_SANDBOX_NODES:-}'"
+sandbox_nodes 2
 
 tag=mn-appliance-$$-$RANDOM
 output=$TEST_HOME/$tag.out

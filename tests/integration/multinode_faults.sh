@@ -14,8 +14,7 @@ require_root
 require_sandbox
 ensure_test_user
 
-read -ra nodes <<<"${ACCEL_SANDBOX_NODES:-}"
-((${#nodes[@]} >= 3)) || fail "expected a sandbox of three nodes, it has '${ACCEL_SANDBOX_NODES:-}'"
+sandbox_nodes 3
 first=${nodes[0]} second=${nodes[1]}
 run_of() { echo "$ACCEL_SANDBOX_DIR/run/$1"; }
 

@@ -12,8 +12,7 @@ require_root
 require_sandbox
 ensure_test_user
 
-read -ra nodes <<<"${ACCEL_SANDBOX_NODES:-}"
-((${#nodes[@]} >= 3)) || fail "expected a sandbox of three nodes, it has '${ACCEL_SANDBOX_NODES:-}'"
+sandbox_nodes 3
 node=${nodes[2]}
 
 tag=mn-gpu-$$-$RANDOM

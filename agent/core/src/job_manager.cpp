@@ -176,7 +176,7 @@ Status JobManager::runTearDown(const JobRecord& rec, size_t from) {
 }
 
 Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
-  std::lock_guard<std::mutex> job_guard(jobLock(spec.job_id));
+  JobLocks::Guard job_guard(job_locks_, spec.job_id);
   JobRecord rec;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -233,7 +233,7 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
 }
 
 Status JobManager::epilog(uint32_t job_id) {
-  std::lock_guard<std::mutex> job_guard(jobLock(job_id));
+  JobLocks::Guard job_guard(job_locks_, job_id);
   JobRecord rec;
   {
     std::lock_guard<std::mutex> g(mu_);

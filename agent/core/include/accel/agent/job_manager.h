@@ -3,7 +3,6 @@
 // Thread-safe: prologs of different jobs run at once (slurmd does that);
 // calls for the same job are serialized. Every state change is persisted
 // before the call returns, so a restarted daemon re-adopts the same jobs.
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "accel/agent/inventory.h"
+#include "accel/agent/job_locks.h"
 #include "accel/agent/job_record.h"
 #include "accel/agent/job_step.h"
 #include "accel/agent/job_store.h"
@@ -154,7 +154,6 @@ class JobManager {
   void keepFailedLocked(JobRecord rec, const Error& why);
   void deviceEnvLocked(JobRecord& rec) const;
   static void limitEnv(JobRecord& rec);
-  std::mutex& jobLock(uint32_t job_id) { return job_locks_[job_id % job_locks_.size()]; }
 
   JobStore store_;
   std::vector<std::unique_ptr<JobStep>> steps_;
@@ -167,9 +166,9 @@ class JobManager {
   std::set<uint32_t> held_;
   std::deque<std::string> errors_;
   std::string no_ipu_controller_;  // why there is none; empty: there may be one
-  // Calls for one job are serialized by a striped lock: bounded memory, and
-  // two jobs rarely share a stripe (then they merely wait for each other).
-  std::array<std::mutex, 64> job_locks_;
+  // Calls for one job are serialized; calls for different jobs never wait
+  // for each other.
+  JobLocks job_locks_;
 };
 
 }  // namespace accel::agent

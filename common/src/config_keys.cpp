@@ -73,6 +73,13 @@ ConfigSchema makeAccelSchema() {
                    "included. Keep it well below PrologEpilogTimeout of slurm.conf, so that "
                    "the agent, not Slurm, decides what happens when time runs out.",
            .store = storeIn<&C::hook_timeout>},
+          {.name = "VendorEnvironment",
+           .type = ValueType::kString,
+           .help = "Comma-separated names of variables of the daemon's environment that the "
+                   "vendor clients (vipu, csctl) also get, such as https_proxy. They get "
+                   "nothing else of it: a fixed PATH, LC_ALL=C, HOME, these, and what the "
+                   "agent sets for the call.",
+           .store = storeIn<&C::vendor_environment>},
           {.name = "HwMockDir",
            .type = ValueType::kPath,
            .help = "Directory of fake vendor clients to run instead of the real ones. For "

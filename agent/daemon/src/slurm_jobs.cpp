@@ -57,6 +57,7 @@ Result<std::string> askChild(const std::string& agentd_path, const char* flag, u
                              const std::string& what, std::chrono::milliseconds timeout) {
   exec::ClientCall call;
   call.argv = {agentd_path, flag, std::to_string(job_id)};
+  call.inherit_environment = true;  // our own program: it needs SLURM_CONF
   call.timeout = timeout;
   call.max_output = 4096;
   auto r = exec::runClient(call);
@@ -144,6 +145,7 @@ Status drainNodeIsolated(const std::string& agentd_path, const std::string& node
                          std::chrono::milliseconds timeout) {
   exec::ClientCall call;
   call.argv = {agentd_path, "--drain-node", node, reason};
+  call.inherit_environment = true;
   call.timeout = timeout;
   call.max_output = 4096;
   auto r = exec::runClient(call);

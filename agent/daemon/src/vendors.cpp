@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "accel/appliance/csctl_cli.h"
 #include "accel/common/config_file.h"
 #include "accel/common/safe_file.h"
+#include "accel/exec/client_process.h"
 #include "accel/ipu/vipu_cli.h"
 
 namespace accel::agentd {
@@ -46,6 +49,27 @@ Status setUpVipu(const AccelConfig& config, const std::string& accel_conf_path, 
   return okStatus();
 }
 
+// VendorEnvironment's names, each a plain variable name; with a hardware mock
+// also the mock's own state variable, which its fake clients read.
+Result<std::vector<std::string>> passedNames(const AccelConfig& config, bool hw_mock) {
+  std::vector<std::string> names;
+  const std::string& list = config.vendor_environment;
+  for (size_t start = 0; start <= list.size();) {
+    size_t comma = std::min(list.find(',', start), list.size());
+    std::string name = list.substr(start, comma - start);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    start = comma + 1;
+    if (name.empty()) continue;
+    bool ok = !(name[0] >= '0' && name[0] <= '9');
+    for (char c : name) ok = ok && (c == '_' || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'));
+    if (!ok) return Error(ErrorCode::kInvalidArgument, "VendorEnvironment: '" + name + "' is not a variable name");
+    names.push_back(name);
+  }
+  if (hw_mock) names.emplace_back("ACCEL_HW_MOCK_STATE");
+  return names;
+}
+
 }  // namespace
 
 std::chrono::milliseconds followerWaitBudget(std::chrono::seconds hook_timeout) {
@@ -61,6 +85,9 @@ Result<Vendors> setUpVendors(const AccelConfig& config, const std::string& accel
     std::string xml = v.hw_mock_dir + "/topology.xml";
     if (::access(xml.c_str(), R_OK) == 0) v.topology_xml = xml;
   }
+  auto passed = passedNames(config, !v.hw_mock_dir.empty());
+  ACCEL_TRY(passed);
+  exec::setPassedEnvironment(std::move(*passed));
   ACCEL_TRY(setUpVipu(config, accel_conf_path, v));
   std::optional<std::string> csctl = config.appliance_command;
   if (!v.hw_mock_dir.empty()) {

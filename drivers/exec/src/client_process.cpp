@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -35,13 +36,34 @@ class Fd {
   int fd_;
 };
 
-std::vector<std::string> mergedEnv(const ClientCall& call) {
+std::vector<std::string>& passedNames() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+// The daemon's environment is root's and may hold anything a unit file or an
+// operator's shell put there; a vendor client gets only what it needs.
+std::map<std::string, std::string> cleanEnv() {
+  std::map<std::string, std::string> vars = {
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, {"LC_ALL", "C"}};
+  if (const char* home = std::getenv("HOME")) vars["HOME"] = home;
+  for (const auto& name : passedNames())
+    if (const char* v = std::getenv(name.c_str())) vars[name] = v;
+  return vars;
+}
+
+std::map<std::string, std::string> wholeEnv() {
   std::map<std::string, std::string> vars;
   for (char** e = environ; e && *e; ++e) {
     std::string s(*e);
     auto eq = s.find('=');
     if (eq != std::string::npos) vars[s.substr(0, eq)] = s.substr(eq + 1);
   }
+  return vars;
+}
+
+std::vector<std::string> mergedEnv(const ClientCall& call) {
+  std::map<std::string, std::string> vars = call.inherit_environment ? wholeEnv() : cleanEnv();
   for (const auto& [k, v] : call.env) vars[k] = v;
   std::vector<std::string> out;
   out.reserve(vars.size());
@@ -138,15 +160,35 @@ void pump(pid_t pid, int pidfd, Fd& out, Fd& err, Clock::time_point deadline,
 
 }  // namespace
 
+std::string sanitizeForUsers(std::string text, const std::vector<std::string>& secrets, size_t max) {
+  for (const auto& secret : secrets) {
+    if (secret.empty()) continue;
+    for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3))
+      text.replace(at, secret.size(), "***");
+  }
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+  if (text.size() > max) text = text.substr(0, max) + "...";
+  return text;
+}
+
 std::string ClientResult::describe() const {
   std::string text = err.empty() ? out : err;
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (auto nl = text.rfind('\n'); nl != std::string::npos) text = text.substr(nl + 1);
-  if (text.size() > 300) text = text.substr(0, 300) + "...";
+  text = sanitizeForUsers(std::move(text), secrets);
   std::string head = timed_out     ? "timed out"
                      : term_signal ? "killed by signal " + std::to_string(term_signal)
                                    : "exit " + std::to_string(exit_code);
   return text.empty() ? head : head + ": " + text;
+}
+
+void setPassedEnvironment(std::vector<std::string> names) { passedNames() = std::move(names); }
+
+std::vector<std::string> baseEnvironment() {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : cleanEnv()) out.push_back(k + "=" + v);
+  return out;
 }
 
 Result<ClientResult> runClient(const ClientCall& call) {
@@ -174,6 +216,7 @@ Result<ClientResult> runClient(const ClientCall& call) {
     return sysError("pidfd_open", e);
   }
   ClientResult r;
+  r.secrets = call.secrets;
   pump(*pid, pidfd.get(), out, err, start + call.timeout, call, r);
   r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
   return r;

@@ -80,7 +80,10 @@ Result<exec::ClientResult> VipuCli::run(const std::vector<std::string>& args,
   call.argv = command(args);
   // The access key travels in the environment, which only root and the
   // client itself can read, never on the command line that `ps` shows.
-  if (config_.is_secure) call.env.emplace_back("VIPU_CLI_API_ACCESS_KEY", config_.api_access_key.value_or(""));
+  if (config_.is_secure) {
+    call.env.emplace_back("VIPU_CLI_API_ACCESS_KEY", config_.api_access_key.value_or(""));
+    call.secrets.push_back(config_.api_access_key.value_or(""));
+  }
   auto deadline = Clock::now() + retry_.budget;
   milliseconds backoff = retry_.backoff;
   std::string what = "vipu " + args[0] + " " + args[1] + (args.size() > 2 ? " " + args[2] : "");

@@ -120,5 +120,51 @@ TEST(ClientProcess, ClientSeesNoBlockedSignalsEvenIfTheCallerBlocksThem) {
   EXPECT_EQ(r.out, "SigBlk:\t0000000000000000\n");
 }
 
+// A vendor client sees none of the daemon's environment but a fixed PATH,
+// LC_ALL, HOME, the names passed on purpose and the call's own variables.
+TEST(ClientProcess, VendorClientGetsACleanEnvironment) {
+  ::setenv("ACCEL_TEST_SECRET_OF_DAEMON", "leaked", 1);
+  ::setenv("ACCEL_TEST_PASSED", "passed on", 1);
+  ::setenv("LD_PRELOAD", "/nonexistent/evil.so", 1);
+  setPassedEnvironment({"ACCEL_TEST_PASSED"});
+  ClientCall call;
+  call.argv = {"/usr/bin/env"};
+  call.env = {{"ACCEL_TEST_VALUE", "mine"}};
+  auto r = runClient(call);
+  ::unsetenv("LD_PRELOAD");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->out.find("ACCEL_TEST_SECRET_OF_DAEMON"), std::string::npos) << r->out;
+  EXPECT_EQ(r->out.find("LD_PRELOAD"), std::string::npos) << r->out;
+  EXPECT_NE(r->out.find("ACCEL_TEST_PASSED=passed on\n"), std::string::npos) << r->out;
+  EXPECT_NE(r->out.find("ACCEL_TEST_VALUE=mine\n"), std::string::npos) << r->out;
+  EXPECT_NE(r->out.find("LC_ALL=C\n"), std::string::npos) << r->out;
+  EXPECT_NE(r->out.find("\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"),
+            std::string::npos) << r->out;
+
+  // The daemon's own programs keep everything.
+  call.inherit_environment = true;
+  auto whole = runClient(call);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_NE(whole->out.find("ACCEL_TEST_SECRET_OF_DAEMON=leaked"), std::string::npos);
+  setPassedEnvironment({});
+  ::unsetenv("ACCEL_TEST_SECRET_OF_DAEMON");
+  ::unsetenv("ACCEL_TEST_PASSED");
+}
+
+// What a vendor client says reaches users in job output and summaries:
+// no terminal escapes, no secrets, bounded.
+TEST(ClientProcess, DescriptionIsSanitizedForUsers) {
+  ClientCall call;
+  call.argv = {"/bin/sh", "-c", "printf 'denied for key s3cr3t-KEY \\033[2J\\007 bye\\n' >&2; exit 1"};
+  call.secrets = {"s3cr3t-KEY", ""};
+  auto r = runClient(call);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->describe(), "exit 1: denied for key *** ?[2J? bye");
+  std::string long_line(1000, 'x');
+  EXPECT_EQ(sanitizeForUsers(long_line, {}).size(), 303u);
+  EXPECT_EQ(sanitizeForUsers("\xc3\xa9t\xc3\xa9\x7f", {}), "??t???");
+  EXPECT_EQ(sanitizeForUsers("aKEYbKEYKEY", {"KEY"}), "a***b******");
+}
+
 }  // namespace
 }  // namespace accel::exec

@@ -36,6 +36,7 @@ struct AccelConfig {
   std::optional<std::string> topology_file;
   std::chrono::seconds hook_timeout{0};
   std::optional<std::string> hw_mock_dir;
+  std::string vendor_environment;  // comma-separated variable names
   std::optional<SlurmDuration> appliance_time_default;
   SlurmDuration appliance_time_max;
   std::string vipu_command;

@@ -7,6 +7,11 @@
 //  - the child runs in its own process group; at the deadline the whole group
 //    gets SIGKILL, and when the client exits any helper it left behind in its
 //    group is killed too, so a call never leaves a process behind.
+//  - a vendor client gets a clean environment, not the daemon's: a fixed PATH,
+//    LC_ALL=C, HOME, the variables named by setPassedEnvironment() that the
+//    daemon has, and the call's own env;
+//  - describe() is fit for users to read: printable ASCII only, one line,
+//    bounded, with the call's secrets replaced by "***";
 //  - returns an error only when the program could not be started at all
 //    (kNotFound for a missing program); a timeout or a non-zero exit is a
 //    normal ClientResult the caller classifies.
@@ -25,6 +30,10 @@ struct ClientCall {
   std::chrono::milliseconds timeout{10000};
   // Added to (or replacing) the daemon's own environment for this call.
   std::vector<std::pair<std::string, std::string>> env;
+  // The daemon's own programs (not vendors') keep its whole environment.
+  bool inherit_environment = false;
+  // Values that must never appear in what describe() says (access keys).
+  std::vector<std::string> secrets;
   size_t max_output = 4u << 20;
 };
 
@@ -36,6 +45,7 @@ struct ClientResult {
   std::string out;
   std::string err;
   std::chrono::microseconds elapsed{0};
+  std::vector<std::string> secrets;  // from the call, for describe()
 
   bool succeeded() const { return !timed_out && term_signal == 0 && exit_code == 0; }
   // One line for messages: "exit 1: Error: partition p42 not found".
@@ -43,6 +53,19 @@ struct ClientResult {
 };
 
 Result<ClientResult> runClient(const ClientCall& call);
+
+// Names of the daemon's environment variables that vendor clients also get
+// (an operator's proxy settings, say, or the hardware mock's state). Set once
+// at start, before any call.
+void setPassedEnvironment(std::vector<std::string> names);
+
+// `text` made fit for a user's eyes: every byte outside printable ASCII
+// becomes '?', each secret becomes "***", and at most `max` bytes are kept.
+std::string sanitizeForUsers(std::string text, const std::vector<std::string>& secrets, size_t max = 300);
+
+// The environment a client starts with (without the call's own env), as
+// KEY=VALUE strings: for tests.
+std::vector<std::string> baseEnvironment();
 
 // How a caller retries a client call: attempts share one overall budget, and
 // each waits backoff (doubling up to max_backoff) after a transient failure.

@@ -7,6 +7,7 @@
 #   adv_assert_unharmed    after the attack: the node in service, the victim's job untouched
 #                          and done, the agent answering, a normal --ipus job of the attacker
 #                          COMPLETED with its summary
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "${BASH_SOURCE[0]}")/../integration/lib.sh"
 # shellcheck source=tests/integration/spank_lib.sh
 source "$(dirname -- "${BASH_SOURCE[0]}")/../integration/spank_lib.sh"
@@ -58,6 +59,7 @@ adv_assert_unharmed() {
             fail "the victim's summary is not ok: $COMMENT"
         log "ok: the victim's summary says ok"
     fi
+    # shellcheck disable=SC2016 # expanded by the job, not here
     submit --ipus=1 -o /dev/null --wrap='test -r "$IPUOF_CONFIG_PATH"' </dev/null
     wait_job_final "$JOB_ID" 60
     expect_eq "a normal job after the attack" "COMPLETED|0:0" "$JOB_FINAL"

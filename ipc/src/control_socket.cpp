@@ -116,6 +116,14 @@ Pending pending(const Socket& conn) {
   }
 }
 
+void discardPending(const Socket& conn) {
+  uint8_t byte = 0;
+  for (int i = 0; i < 16; ++i) {
+    ssize_t n = ::recv(conn.fd(), &byte, 1, MSG_DONTWAIT | MSG_TRUNC);
+    if (n == 0 || (n < 0 && errno != EINTR)) return;
+  }
+}
+
 Result<std::vector<uint8_t>> recvMessage(const Socket& conn, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   // One byte more than the cap: a message that fills it was too long.

@@ -58,6 +58,11 @@ Result<PeerCred> peerCred(const Socket& conn);
 enum class Pending { kMessage, kNothing, kClosed };
 Pending pending(const Socket& conn);
 
+// Drops what the peer has sent and not been read, without waiting. A socket
+// closed with unread data resets the connection, and the peer would then lose
+// the answer sent to it before the close.
+void discardPending(const Socket& conn);
+
 // Reads one message, waiting at most `timeout`. Empty messages, oversize
 // messages (over kMaxMessageBytes) and a timeout are errors.
 Result<std::vector<uint8_t>> recvMessage(const Socket& conn, std::chrono::milliseconds timeout);

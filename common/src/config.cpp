@@ -13,6 +13,14 @@ std::string_view logLevelName(AccelConfig::LogLevel level) {
   return choices[index];
 }
 
+std::string adminSocketPath(const AccelConfig& config) {
+  if (config.admin_socket) return *config.admin_socket;
+  const std::string& p = config.control_socket;
+  constexpr std::string_view kSock = ".sock";
+  if (p.size() > kSock.size() && p.ends_with(kSock)) return p.substr(0, p.size() - kSock.size()) + "-admin.sock";
+  return p + "-admin";
+}
+
 Result<AccelConfig> parseAccelConfig(std::string_view text, std::string_view file_name) {
   return parseWithSchema<AccelConfig>(accelConfigSchema(), text, file_name);
 }

@@ -30,6 +30,53 @@ ConfigSchema makeAccelSchema() {
            .default_value = "/run/accel-agent/control.sock",
            .help = "Unix socket on which accel-agentd serves accelctl and the SPANK plugin.",
            .store = storeIn<&C::control_socket>},
+          {.name = "AdminSocket",
+           .type = ValueType::kPath,
+           .help = "Unix socket on which accel-agentd serves only root and SlurmUser (mode 0600, "
+                   "owned by SlurmUser). The prolog and epilog call the agent here, so no other "
+                   "user can reach its queue or delay them; root's accelctl uses it too. Unset: "
+                   "ControlSocket's path with `-admin` before its `.sock` (or after it, when it "
+                   "does not end in `.sock`).",
+           .store = storeIn<&C::admin_socket>},
+          {.name = "ControlUserConnections",
+           .type = ValueType::kUint,
+           .default_value = "8",
+           .min = 1,
+           .max = 32,
+           .help = "Connections one user (uid) other than root and SlurmUser may hold open to "
+                   "ControlSocket without having sent their request; further ones are answered "
+                   "Busy and closed at once. A connection whose request has come counts under "
+                   "ControlUserRequests instead, so silent connections never hold up the same "
+                   "user's real requests. Users together hold at most 32 connections; root and "
+                   "SlurmUser have 64 of their own that users never take.",
+           .store = storeIn<&C::control_user_connections>},
+          {.name = "ControlUserRequests",
+           .type = ValueType::kUint,
+           .default_value = "4",
+           .min = 1,
+           .max = 32,
+           .help = "Requests of one user (uid) other than root and SlurmUser that the agent "
+                   "answers at once; a further one is answered Busy.",
+           .store = storeIn<&C::control_user_requests>},
+          {.name = "ControlUserRate",
+           .type = ValueType::kUint,
+           .default_value = "50",
+           .min = 1,
+           .max = 100000,
+           .help = "Requests a second that one user (uid) other than root and SlurmUser may "
+                   "make on ControlSocket, in bursts of up to twice as many; faster ones are "
+                   "answered Busy (connections that send nothing cost nothing here). One "
+                   "`accelctl` command or one job step's start is one request.",
+           .store = storeIn<&C::control_user_rate>},
+          {.name = "ControlUserIdleMs",
+           .type = ValueType::kUint,
+           .default_value = "250",
+           .min = 10,
+           .max = 2000,
+           .help = "Milliseconds a user's connection (not root's or SlurmUser's) may stay open "
+                   "without sending its request; it is then closed. accelctl and the SPANK "
+                   "plugin send theirs at once. Root and SlurmUser get 2 s.",
+           .store = storeIn<&C::control_user_idle_ms>},
           {.name = "StateDir",
            .type = ValueType::kPath,
            .default_value = "/var/lib/accel-agent",

@@ -15,6 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr const char* kBusyText = "accel-agentd is busy";
+constexpr const char* kClosedText = "peer closed the connection";
+
 Result<sockaddr_un> socketAddress(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -79,7 +82,7 @@ Result<Socket> listenControl(const std::string& path, mode_t mode) {
   ::umask(old);
   if (rc != 0) return sysError("bind " + path, err);
   if (::chmod(path.c_str(), mode) != 0) return sysError("chmod " + path, errno);
-  if (::listen(s.fd(), 128) != 0) return sysError("listen " + path, errno);
+  if (::listen(s.fd(), SOMAXCONN) != 0) return sysError("listen " + path, errno);
   return s;
 }
 
@@ -101,6 +104,26 @@ Result<PeerCred> peerCred(const Socket& conn) {
   return PeerCred{cred.pid, cred.uid, cred.gid};
 }
 
+Pending pending(const Socket& conn) {
+  uint8_t byte = 0;
+  for (;;) {
+    ssize_t n = ::recv(conn.fd(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return Pending::kMessage;
+    if (n == 0) return Pending::kClosed;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Pending::kNothing;
+    return Pending::kMessage;  // an error: recvMessage() reads and reports it
+  }
+}
+
+void discardPending(const Socket& conn) {
+  uint8_t byte = 0;
+  for (int i = 0; i < 16; ++i) {
+    ssize_t n = ::recv(conn.fd(), &byte, 1, MSG_DONTWAIT | MSG_TRUNC);
+    if (n == 0 || (n < 0 && errno != EINTR)) return;
+  }
+}
+
 Result<std::vector<uint8_t>> recvMessage(const Socket& conn, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   // One byte more than the cap: a message that fills it was too long.
@@ -115,7 +138,7 @@ Result<std::vector<uint8_t>> recvMessage(const Socket& conn, std::chrono::millis
       buf.resize(static_cast<size_t>(n));
       return buf;
     }
-    if (n == 0) return Error(ErrorCode::kUnavailable, "peer closed the connection");
+    if (n == 0) return Error(ErrorCode::kUnavailable, kClosedText);
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return sysError("recv", errno);
     ACCEL_TRY(waitFor(conn.fd(), POLLIN, deadline, "receive"));
@@ -147,7 +170,7 @@ Result<Socket> connectControl(const std::string& path) {
     if (err == ENOENT || err == ECONNREFUSED)
       return Error(ErrorCode::kUnavailable, "accel-agentd is not running (no listener on " + path + ")");
     // A full backlog answers EAGAIN on a non-blocking unix connect.
-    if (err == EAGAIN) return Error(ErrorCode::kUnavailable, "accel-agentd is busy (" + path + ")");
+    if (err == EAGAIN) return Error(ErrorCode::kUnavailable, kBusyText + (" (" + path + ")"));
     return sysError("connect " + path, err);
   }
   return s;
@@ -158,16 +181,30 @@ Result<std::vector<uint8_t>> call(const std::string& path, const uint8_t* data, 
   const auto deadline = Clock::now() + timeout;
   auto conn = connectControl(path);
   ACCEL_TRY(conn);
-  auto sent = sendMessage(*conn, data, size, timeout);
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return call(*conn, data, size, std::max(left, std::chrono::milliseconds(1)));
+}
+
+Result<std::vector<uint8_t>> call(const Socket& conn, const uint8_t* data, size_t size,
+                                  std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  auto sent = sendMessage(conn, data, size, timeout);
   if (!sent.ok()) {
     // The daemon may answer before reading (Busy) and close: its answer is
     // still queued for us, and says more than the broken pipe does.
-    auto early = recvMessage(*conn, std::chrono::milliseconds(0));
+    auto early = recvMessage(conn, std::chrono::milliseconds(0));
     if (early.ok()) return early;
     return sent.error();
   }
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return recvMessage(*conn, std::max(left, std::chrono::milliseconds(1)));
+  return recvMessage(conn, std::max(left, std::chrono::milliseconds(1)));
+}
+
+bool worthRetrying(const Error& e) {
+  const std::string& m = e.message();
+  if (e.code() == ErrorCode::kUnavailable)
+    return m.rfind(kBusyText, 0) == 0 || m == kClosedText;
+  return m.find(std::strerror(ECONNRESET)) != std::string::npos || m.find(std::strerror(EPIPE)) != std::string::npos;
 }
 
 }  // namespace accel::ipc

@@ -260,7 +260,7 @@ namespace {
 // send nothing, so each keeps a worker waiting for its request.
 TEST_F(DaemonProcessTest, ClientsOverTheLimitAreToldBusyAndServiceResumes) {
   startOrFail();
-  constexpr int kLimit = 64;  // Daemon::kMaxInFlight: requests served at once
+  constexpr int kLimit = 64;  // root's places (ipc::AdmissionLimits::admin_connections)
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::StatusRequest,
                                     control::CreateStatusRequest(fbb).Union()), control::RequestIdentifier());

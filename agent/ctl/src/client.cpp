@@ -1,5 +1,8 @@
 #include "accel/ctl/client.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
 
@@ -16,14 +19,49 @@ Result<AccelConfig> loadConfig(const GlobalOptions& g, const CliIo& io) {
   return loadAccelConfig(*path);
 }
 
-Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config, const std::vector<uint8_t>& request,
-                                        std::chrono::milliseconds timeout) {
-  auto reply = ipc::call(config.control_socket, request.data(), request.size(), timeout);
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The admin socket when this caller may use it (root, SlurmUser), else the
+// public one: connecting to the admin socket fails at once for others
+// (EACCES), and for an agent older than it (ENOENT).
+Result<ipc::Socket> connectAgent(const AccelConfig& config) {
+  auto admin = ipc::connectControl(adminSocketPath(config));
+  if (admin.ok()) return admin;
+  return ipc::connectControl(config.control_socket);
+}
+
+Result<std::vector<uint8_t>> callOnce(const AccelConfig& config, const std::vector<uint8_t>& request,
+                                      std::chrono::milliseconds timeout) {
+  auto conn = connectAgent(config);
+  ACCEL_TRY(conn);
+  auto reply = ipc::call(*conn, request.data(), request.size(), timeout);
   ACCEL_TRY(reply);
   flatbuffers::Verifier v(reply->data(), reply->size());
   if (!v.VerifyBuffer<control::Reply>(nullptr))
     return Error(ErrorCode::kParse, "the daemon's reply failed verification");
   return reply;
+}
+
+bool isBusy(const Result<std::vector<uint8_t>>& reply) {
+  if (!reply.ok()) return ipc::worthRetrying(reply.error());
+  return flatbuffers::GetRoot<control::Reply>(reply->data())->outcome() == control::Outcome::Busy;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config, const std::vector<uint8_t>& request,
+                                        std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto reply = callOnce(config, request, std::max(left, std::chrono::milliseconds(1)));
+    if (!isBusy(reply) || Clock::now() + pause >= deadline) return reply;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
 }
 
 int exitForCallError(const Error& e) {

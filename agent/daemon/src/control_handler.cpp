@@ -1,6 +1,8 @@
 #include "accel/agentd/control_handler.h"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 
 #include "accel/agent/job_nodes.h"
 #include "accel/agentd/job_clock.h"
@@ -239,25 +241,66 @@ flatbuffers::Offset<fb::EventsStatus> eventsStatus(FlatBufferBuilder& fbb, const
                                       s.io_errors);
 }
 
-std::vector<uint8_t> onStatus(const HandlerContext& ctx) {
+// The job a node fault names: the daemon writes them as "prolog: job 42: ...".
+std::optional<uint32_t> jobNamedIn(const std::string& message) {
+  const auto at = message.find(": job ");
+  if (at == std::string::npos || at == 0 || message.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != at)
+    return std::nullopt;
+  uint32_t id = 0;
+  const char* p = message.c_str() + at + 6;
+  const char* end = message.c_str() + message.size();
+  auto [ptr, ec] = std::from_chars(p, end, id);
+  if (ec != std::errc() || ptr == p || ptr == end || *ptr != ':') return std::nullopt;
+  return id;
+}
+
+// What a caller may read of a node fault: all of it, unless it names a job
+// that is not the caller's (which may be gone by now: then it is no longer
+// anyone's to read).
+std::string faultFor(const HandlerContext& ctx, const Caller& caller, const std::string& message) {
+  if (isAdmin(ctx, caller)) return message;
+  auto job = jobNamedIn(message);
+  if (!job) return message;
+  auto r = ctx.manager->job(*job);
+  if (r && r->spec.uid == caller.uid) return message;
+  return message.substr(0, message.find(": job ")) + ": a job of another user (root sees which and why)";
+}
+
+// Everyone may ask how the node is; a user reads only its own jobs in it:
+// the job count is the caller's, devices held by others' jobs are left out
+// (the in-use count still counts them), and faults of others' jobs say no
+// more than that they happened.
+std::vector<uint8_t> onStatus(const HandlerContext& ctx, const Caller& caller) {
   auto st = ctx.manager->stats();
   const HealthSnapshot health = ctx.health ? ctx.health->snapshot() : HealthSnapshot{};
+  const bool admin = isAdmin(ctx, caller);
+  uint32_t jobs = static_cast<uint32_t>(st.jobs);
+  if (!admin) {
+    auto all = ctx.manager->jobs();
+    jobs = static_cast<uint32_t>(std::count_if(all.begin(), all.end(), [&](const auto& r) { return r.spec.uid == caller.uid; }));
+  }
+  auto mine = [&](uint32_t job_id) {
+    if (admin || job_id == 0) return true;
+    auto r = ctx.manager->job(job_id);
+    return r && r->spec.uid == caller.uid;
+  };
   FlatBufferBuilder fbb(2048);
   std::vector<flatbuffers::Offset<fb::DeviceUse>> use;
   for (const auto& d : ctx.manager->deviceUse())
-    use.push_back(fb::CreateDeviceUseDirect(fbb, d.index, d.name.c_str(), d.kind.c_str(), d.job_id));
+    if (mine(d.job_id)) use.push_back(fb::CreateDeviceUseDirect(fbb, d.index, d.name.c_str(), d.kind.c_str(), d.job_id));
   std::vector<flatbuffers::Offset<flatbuffers::String>> errors;
-  for (const auto& e : st.last_errors) errors.push_back(fbb.CreateString(e));
+  for (const auto& e : st.last_errors) errors.push_back(fbb.CreateString(faultFor(ctx, caller, e)));
   std::vector<flatbuffers::Offset<fb::ControllerStatus>> controllers;
   for (const auto& c : health.controllers)
     controllers.push_back(fb::CreateControllerStatusDirect(fbb, c.name.c_str(), c.client.c_str(), c.call.c_str(),
                                                            c.at_ns, c.ok, c.error.c_str(), c.last_ok_ns, c.calls,
                                                            c.failures));
   std::vector<flatbuffers::Offset<fb::TimedError>> timed;
-  for (const auto& e : health.errors) timed.push_back(fb::CreateTimedErrorDirect(fbb, e.at_ns, e.message.c_str()));
+  for (const auto& e : health.errors)
+    timed.push_back(fb::CreateTimedErrorDirect(fbb, e.at_ns, faultFor(ctx, caller, e.message).c_str()));
   auto events = eventsStatus(fbb, ctx);
   auto info = fb::CreateStatusInfoDirect(
-      fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns, static_cast<uint32_t>(st.jobs),
+      fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns, jobs,
       static_cast<uint32_t>(st.devices_total), static_cast<uint32_t>(st.devices_in_use),
       ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
       ctx.events_status ? ctx.events_status().c_str() : nullptr, &use, health.config_loaded_ns,
@@ -367,7 +410,7 @@ std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& call
         return simple(fb::Outcome::PermissionDenied,
                       "only root and SlurmUser may run the epilog (slurmd runs it as Epilog=); by hand, run it as root");
       return onEpilog(ctx, req->body_as_EpilogRequest());
-    case fb::RequestBody::StatusRequest: return onStatus(ctx);
+    case fb::RequestBody::StatusRequest: return onStatus(ctx, caller);
     case fb::RequestBody::JobsRequest: return onJobs(ctx, caller);
     case fb::RequestBody::JobRequest: return onJob(ctx, caller, req->body_as_JobRequest()->job_id());
     case fb::RequestBody::TaskRequest:

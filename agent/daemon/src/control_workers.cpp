@@ -1,14 +1,19 @@
 // The daemon's control connections: the worker pool that accepts and serves
 // them, and the drain at stop.
 //
-// Idle workers wait on the listening socket themselves, each through its own
-// epoll set with EPOLLEXCLUSIVE (a connection wakes one waiter, not all),
+// Idle workers wait on both listening sockets themselves, each through its
+// own epoll set with EPOLLEXCLUSIVE (a connection wakes one waiter, not all),
 // together with stop_fd_; no thread hands a connection to another. A worker
-// that takes the last idle place starts another first, so a connection never
-// waits for a thread to be made. At most kMaxInFlight serve at once, and one
-// more stays to answer Busy. Spares leave after a minute without work; the
-// last idle worker waits without a time limit, so an idle daemon wakes for
-// nothing.
+// always tries the admin socket first, so a hook never queues behind users'
+// connections. A worker that takes the last idle place starts another first,
+// so a connection never waits for a thread to be made. Places are counted per
+// uid and stage (ipc::Admission): admins have theirs, users theirs, and the
+// pool has one worker more than both, which answers Busy. A refused
+// connection is answered at once and closed; a user's connection that sends
+// nothing is closed after ControlUserIdleMs; one the client closed before it
+// was taken costs nothing but the accept. Spares leave after a minute without work;
+// the last idle worker waits without a time limit, so an idle daemon wakes
+// for nothing.
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -16,7 +21,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 #include "accel/agentd/control_handler.h"
 #include "accel/agentd/daemon.h"
@@ -28,15 +35,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// An epoll set holding the listener (exclusive wake-up) and the stop eventfd;
-// -1 with errno set when one cannot be made.
-int workerEpoll(int listener, int stop_fd) {
+// An epoll set holding the listeners (exclusive wake-up) and the stop
+// eventfd; -1 with errno set when one cannot be made.
+int workerEpoll(int listener, int admin_listener, int stop_fd) {
   int epfd = epoll_create1(EPOLL_CLOEXEC);
   if (epfd < 0) return -1;
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLEXCLUSIVE;
   ev.data.fd = listener;
   bool ok = epoll_ctl(epfd, EPOLL_CTL_ADD, listener, &ev) == 0;
+  ev.data.fd = admin_listener;
+  ok = ok && epoll_ctl(epfd, EPOLL_CTL_ADD, admin_listener, &ev) == 0;
   ev.events = EPOLLIN;
   ev.data.fd = stop_fd;
   ok = ok && epoll_ctl(epfd, EPOLL_CTL_ADD, stop_fd, &ev) == 0;
@@ -64,20 +73,58 @@ void warnAcceptFailed(const std::string& message) {
   }
 }
 
+// Refusals come in floods when a user holds or churns connections: they are
+// said once every 10 s at most, with how many there were meanwhile.
+void noteRefusal(uid_t uid, ipc::Refusal why) {
+  static std::mutex mu;
+  static std::chrono::steady_clock::time_point last_said{};
+  static uint64_t unsaid = 0;
+  const auto now = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> g(mu);
+  ++unsaid;
+  if (last_said != std::chrono::steady_clock::time_point{} && now - last_said < 10s) return;
+  const uint64_t n = std::exchange(unsaid, 0);
+  last_said = now;
+  g.unlock();
+  log::warning("control: refused a connection of uid " + std::to_string(uid) + " (" + ipc::refusalName(why) + ")" +
+               (n > 1 ? "; " + std::to_string(n) + " refusals since the last report" : ""));
+}
+
 }  // namespace
+
+bool Daemon::isAdmin(uid_t uid) const { return uid == 0 || uid == ctx_.slurm_uid; }
+
+// Answers Busy with the reason, without waiting for room to send it, and
+// closes (the caller drops the socket).
+void Daemon::refuse(const ipc::Socket& conn, uid_t uid, ipc::Refusal why) {
+  auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy), ipc::refusalMessage(why, admission_.limits()));
+  (void)ipc::sendMessage(conn, reply.data(), reply.size(), 0ms);
+  ipc::discardPending(conn);  // or the close resets the connection, answer and all
+  noteRefusal(uid, why);
+}
+
+// The admin socket's pending connection first, else the public one's;
+// kUnavailable when neither has one.
+Result<ipc::Socket> Daemon::acceptNext() {
+  auto conn = ipc::acceptControl(admin_listener_);
+  if (conn.ok() || conn.error().code() != ErrorCode::kUnavailable) return conn;
+  return ipc::acceptControl(listener_);
+}
 
 // False when no worker was started: the pool is full or stopping, or the
 // worker's epoll set or thread cannot be made. A worker that asked for a spare
 // goes back to accepting once it has served its connection.
 bool Daemon::startWorker() {
-  int epfd = workerEpoll(listener_.fd(), stop_fd_);
+  int epfd = workerEpoll(listener_.fd(), admin_listener_.fd(), stop_fd_);
   if (epfd < 0) {
     log::error(std::string("control: cannot start a worker: epoll: ") + std::strerror(errno));
     return false;
   }
   {
     std::lock_guard<std::mutex> g(pool_mu_);
-    if (pool_stop_ || workers_ > kMaxInFlight) {  // kMaxInFlight serving, one answering Busy
+    const auto limits = admission_.limits();
+    // Every admitted connection served, and one more worker answering Busy.
+    if (pool_stop_ || workers_ > limits.admin_connections + limits.users_connections) {
       close(epfd);
       return false;
     }
@@ -122,7 +169,7 @@ bool Daemon::acceptOne(int epfd, bool* left) {
     return false;
   }
   g.unlock();
-  auto conn = ipc::acceptControl(listener_);
+  auto conn = acceptNext();
   if (!conn.ok()) {
     // Another worker took it, or the client gave up; or accept itself fails
     // (out of file descriptors): the connection stays pending and the socket
@@ -133,17 +180,25 @@ bool Daemon::acceptOne(int epfd, bool* left) {
     }
     return true;
   }
-  if (in_flight_.fetch_add(1) >= kMaxInFlight) {
-    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy), "accel-agentd is busy");
-    (void)ipc::sendMessage(*conn, reply.data(), reply.size(), 10ms);
-    requestDone();
+  auto cred = ipc::peerCred(*conn);
+  if (!cred.ok()) return true;  // closed: whose it is cannot be known
+  // A connection closed before it was taken (churn) needs nothing; one whose
+  // request is there needs no waiting place.
+  const ipc::Pending sent = ipc::pending(*conn);
+  if (sent == ipc::Pending::kClosed) return true;
+  const bool admin = isAdmin(cred->uid);
+  const auto stage = sent == ipc::Pending::kMessage ? ipc::Stage::kAnswered : ipc::Stage::kWaiting;
+  if (auto why = admission_.admit(cred->uid, admin, stage, std::chrono::steady_clock::now());
+      why != ipc::Refusal::kNone) {
+    refuse(*conn, cred->uid, why);
     return true;
   }
+  ++in_flight_;
   g.lock();
   bool last_idle = --idle_workers_ == 0;
   g.unlock();
   if (last_idle) startWorker();
-  serve(std::move(*conn));
+  serve(std::move(*conn), *cred, admin, stage);
   g.lock();
   ++idle_workers_;
   return true;
@@ -168,9 +223,9 @@ void Daemon::requestDone() {
   if (--in_flight_ == 0) drained_.notify_all();
 }
 
-void Daemon::serve(ipc::Socket conn) {
+void Daemon::serve(ipc::Socket conn, const ipc::PeerCred& cred, bool admin, ipc::Stage stage) {
   try {
-    serveOne(conn);
+    serveOne(conn, cred, admin, &stage);
   } catch (const std::exception& e) {
     // A bug, not an input problem: report it, answer, and keep the daemon up.
     log::error(std::string("control: request failed unexpectedly: ") + e.what());
@@ -179,21 +234,36 @@ void Daemon::serve(ipc::Socket conn) {
   } catch (...) {
     log::error("control: request failed unexpectedly");
   }
+  conn = ipc::Socket();  // closed before its place is given back
+  admission_.release(cred.uid, admin, stage);
   requestDone();
 }
 
-void Daemon::serveOne(ipc::Socket& conn) {
-  auto cred = ipc::peerCred(conn);
-  auto msg = ipc::recvMessage(conn, 2s);
-  if (cred.ok() && msg.ok()) {
-    auto reply = handleRequest(ctx_, Caller{cred->uid, cred->pid}, *msg);
-    auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), 2s);
-    if (!sent.ok()) log::warning("control: reply to pid " + std::to_string(cred->pid) + ": " + sent.error().message());
+// A user's connection gets ControlUserIdleMs to send its request and 100 ms
+// to take the reply (it fits the socket's buffer: only a client that never
+// reads waits); an admin's 2 s each. `stage` follows the connection.
+void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, ipc::Stage* stage) {
+  auto msg = ipc::recvMessage(conn, admin ? ipc::kAdminIdle : admission_.limits().user_idle);
+  if (msg.ok()) {
+    if (*stage == ipc::Stage::kWaiting) {
+      if (auto why = admission_.requestCame(cred.uid, admin, std::chrono::steady_clock::now());
+          why != ipc::Refusal::kNone) {
+        refuse(conn, cred.uid, why);
+        return;
+      }
+      *stage = ipc::Stage::kAnswered;
+    }
+    auto reply = handleRequest(ctx_, Caller{cred.uid, cred.pid}, *msg);
+    auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), admin ? 2000ms : 100ms);
+    if (!sent.ok()) {  // a user's client that left early is its own business, and may be many
+      const std::string line = "control: reply to pid " + std::to_string(cred.pid) + ": " + sent.error().message();
+      admin ? log::warning(line) : log::debug(line);
+    }
     if (!status_dirty_.exchange(true)) {
       uint64_t one = 1;
       (void)!write(wake_fd_, &one, sizeof one);
     }
-  } else if (!msg.ok() && msg.error().code() == ErrorCode::kInvalidArgument) {
+  } else if (msg.error().code() == ErrorCode::kInvalidArgument) {
     auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), msg.error().message());
     (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
     log::warning("control: refused a request: " + msg.error().message());

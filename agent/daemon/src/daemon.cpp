@@ -61,6 +61,28 @@ Result<uid_t> uidOf(const std::string& user) {
   return out->pw_uid;
 }
 
+// The socket's per-user limits from accel.conf; the admins' and all users'
+// places are fixed (AdmissionLimits' defaults).
+ipc::AdmissionLimits admissionLimits(const AccelConfig& c) {
+  ipc::AdmissionLimits l;
+  l.user_connections = static_cast<int>(c.control_user_connections);
+  l.user_requests = static_cast<int>(c.control_user_requests);
+  l.user_rate = static_cast<double>(c.control_user_rate);
+  l.user_burst = 2 * l.user_rate;
+  l.user_idle = std::chrono::milliseconds(c.control_user_idle_ms);
+  return l;
+}
+
+// Root and SlurmUser only: mode 0600, owned by SlurmUser (root passes the
+// mode anyway).
+Result<ipc::Socket> listenAdmin(const std::string& path, uid_t slurm_uid) {
+  auto s = ipc::listenControl(path, 0600);
+  ACCEL_TRY(s);
+  if (slurm_uid != 0 && ::chown(path.c_str(), slurm_uid, static_cast<gid_t>(-1)) != 0)
+    return sysError("chown " + path, errno);
+  return s;
+}
+
 std::string selfPath() {
   std::vector<char> buf(4096);
   ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
@@ -254,6 +276,10 @@ Status Daemon::start() {
   auto listener = ipc::listenControl(config_.control_socket, 0666);
   ACCEL_TRY(listener.ok() ? okStatus() : Status(listener.error().context("control socket")));
   listener_ = std::move(*listener);
+  auto admin_listener = listenAdmin(adminSocketPath(config_), ctx_.slurm_uid);
+  ACCEL_TRY(admin_listener.ok() ? okStatus() : Status(admin_listener.error().context("admin socket")));
+  admin_listener_ = std::move(*admin_listener);
+  admission_.setLimits(admissionLimits(config_));
 
   signal_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
@@ -467,6 +493,7 @@ void Daemon::reload() {
       // Paths (socket, run dir) keep their start-up values; a restart changes them.
       config_.log_level = config->log_level;
       config_.hook_timeout = config->hook_timeout;
+      admission_.setLimits(admissionLimits(*config));
       hook_timeout_s_ = config_.hook_timeout.count();  // what a follower's prolog may wait
       log::setLevel(levelOf(config_.log_level));
       manager_->replaceInventory(std::move(*inventory));
@@ -512,7 +539,10 @@ int Daemon::run() {
           drain();
           {
             std::lock_guard<std::mutex> g(pool_mu_);
-            if (workers_ == 0) listener_ = ipc::Socket();  // else a late worker may still wait on it
+            if (workers_ == 0) {  // else a late worker may still wait on them
+              listener_ = ipc::Socket();
+              admin_listener_ = ipc::Socket();
+            }
           }
           // Events still held for want of spool space cannot outlive the
           // process: say how many are lost (they are counted too).

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <random>
 
@@ -100,7 +101,51 @@ TEST_F(ControlHandlerTest, UsersSeeOnlyTheirOwnJobs) {
   EXPECT_EQ(call(0, simple(fb::RequestBody::JobsRequest))->body_as_JobList()->jobs()->size(), 2u);
   EXPECT_EQ(call(1000, simple(fb::RequestBody::JobRequest, 51))->outcome(), fb::Outcome::NotFound);
   EXPECT_EQ(call(2000, simple(fb::RequestBody::JobRequest, 51))->outcome(), fb::Outcome::Ok);
-  EXPECT_EQ(call(1000, simple(fb::RequestBody::StatusRequest))->body_as_StatusInfo()->jobs(), 2u);
+  EXPECT_EQ(call(1000, simple(fb::RequestBody::StatusRequest))->body_as_StatusInfo()->jobs(), 1u);
+  EXPECT_EQ(call(0, simple(fb::RequestBody::StatusRequest))->body_as_StatusInfo()->jobs(), 2u);
+}
+
+// `accelctl status` by a user: the node's state, and of the jobs only the
+// caller's own: the job count, the devices held, and which job a fault was of.
+TEST_F(ControlHandlerTest, StatusShowsAUserOnlyItsOwnJobs) {
+  NodeHealth health;
+  ctx_.health = &health;
+  ASSERT_EQ(call(0, prolog(70, 1000, "0"))->outcome(), fb::Outcome::Ok);
+  ASSERT_EQ(call(0, prolog(71, 2000, "1"))->outcome(), fb::Outcome::Ok);
+  // GPU 1 is job 71's: job 72 fails, and its record stays (user 2000's).
+  ASSERT_EQ(call(0, prolog(72, 2000, "1"))->outcome(), fb::Outcome::NodeFault);
+  auto devices_of = [](const fb::StatusInfo* s) {
+    std::map<std::string, uint32_t> d;
+    for (const auto* u : *s->device_use()) d[u->name()->str()] = u->job_id();
+    return d;
+  };
+  auto errors_of = [](const fb::StatusInfo* s) {
+    std::string all;
+    for (const auto* e : *s->errors()) all += e->message()->str() + "\n";
+    for (const auto* e : *s->last_errors()) all += e->str() + "\n";
+    return all;
+  };
+  const auto* root = call(0, simple(fb::RequestBody::StatusRequest))->body_as_StatusInfo();
+  ASSERT_NE(root, nullptr);
+  EXPECT_EQ(root->jobs(), 3u);
+  EXPECT_EQ(devices_of(root).size(), 2u);
+  EXPECT_NE(errors_of(root).find("prolog: job 72: "), std::string::npos) << errors_of(root);
+  const auto* mine = call(1000, simple(fb::RequestBody::StatusRequest))->body_as_StatusInfo();
+  ASSERT_NE(mine, nullptr);
+  EXPECT_EQ(mine->jobs(), 1u);
+  EXPECT_EQ(mine->devices_in_use(), 2u) << "the node's use is the node's";
+  auto d = devices_of(mine);
+  ASSERT_EQ(d.size(), 1u) << "GPU 1, job 71's, is left out";
+  EXPECT_EQ(d.begin()->second, 70u);
+  const std::string errors = errors_of(mine);
+  EXPECT_EQ(errors.find("72"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("prolog: a job of another user"), std::string::npos) << errors;
+  const auto* theirs = call(2000, simple(fb::RequestBody::StatusRequest))->body_as_StatusInfo();
+  ASSERT_NE(theirs, nullptr);
+  EXPECT_EQ(theirs->jobs(), 2u);
+  EXPECT_EQ(devices_of(theirs).begin()->second, 71u);
+  EXPECT_NE(errors_of(theirs).find("prolog: job 72: "), std::string::npos) << "a user reads its own job's fault";
+  ctx_.health = nullptr;
 }
 
 TEST_F(ControlHandlerTest, NodeFaultAndUserErrorAreTold) {

@@ -32,6 +32,24 @@ TEST(AccelConfig, EmptyFileGivesTheDefaults) {
   EXPECT_TRUE(config->appliance_time_max.isUnlimited());
 }
 
+TEST(AccelConfig, ControlSocketLimitsAndTheAdminSocketPath) {
+  auto c = parseAccelConfig("");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->control_user_connections, 8u);
+  EXPECT_EQ(c->control_user_requests, 4u);
+  EXPECT_EQ(c->control_user_rate, 50u);
+  EXPECT_EQ(c->control_user_idle_ms, 250u);
+  EXPECT_EQ(adminSocketPath(*c), "/run/accel-agent/control-admin.sock");
+  c = parseAccelConfig("ControlSocket=/tmp/t/agent\n");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(adminSocketPath(*c), "/tmp/t/agent-admin");
+  c = parseAccelConfig("ControlSocket=/tmp/t/agent.sock\nAdminSocket=/tmp/t/root.sock\n");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(adminSocketPath(*c), "/tmp/t/root.sock");
+  EXPECT_NE(errorOf("ControlUserConnections=0\n").find("ControlUserConnections"), std::string::npos);
+  EXPECT_NE(errorOf("ControlUserIdleMs=5000\n").find("ControlUserIdleMs"), std::string::npos);
+}
+
 TEST(AccelConfig, ApplianceTimesUseSlurmNotation) {
   Result<AccelConfig> config = parseAccelConfig("ApplianceTimeDefault=30\nApplianceTimeMax=1-00:00:00\n");
   ASSERT_TRUE(config.ok()) << config.error().message();

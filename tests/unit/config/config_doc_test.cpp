@@ -130,7 +130,9 @@ TEST(ConfigKeyTables, AccelConfKeys) {
   std::vector<std::string> names;
   for (const KeySpec& spec : accelConfigSchema().keys) names.emplace_back(spec.name);
   EXPECT_EQ(names,
-            (std::vector<std::string>{"ControlSocket", "StateDir", "RunDir", "SlurmUser", "LogLevel",
+            (std::vector<std::string>{"ControlSocket", "AdminSocket", "ControlUserConnections",
+                                      "ControlUserRequests", "ControlUserRate", "ControlUserIdleMs",
+                                      "StateDir", "RunDir", "SlurmUser", "LogLevel",
                                       "TopologyFile", "HookTimeout", "HwMockDir",
                                       "ApplianceTimeDefault", "ApplianceTimeMax", "VipuCommand",
                                       "ApplianceCommand", "AppliancePollInterval", "ApplianceTimeout",

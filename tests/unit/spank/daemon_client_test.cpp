@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -18,12 +19,13 @@ namespace fb = accel::control;
 using namespace std::chrono_literals;
 
 // A one-shot stand-in for accel-agentd on a socket in a temp dir: accepts one
-// connection, reads one request, and answers with whatever `answer` builds.
+// connection (or `connections`, one after another), reads one request from
+// each, and answers with whatever `answer` builds.
 class OneShotServer {
  public:
   using Answer = std::function<std::vector<std::uint8_t>(const std::vector<std::uint8_t>&)>;
 
-  explicit OneShotServer(Answer answer) {
+  explicit OneShotServer(Answer answer, int connections = 1) : connections_(connections) {
     dir_ = std::filesystem::temp_directory_path() / ("spank-cli-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
     path_ = (dir_ / "control.sock").string();
@@ -41,12 +43,13 @@ class OneShotServer {
 
  private:
   void serve(const Answer& answer) {
-    for (int i = 0; i < 200; ++i) {
+    for (int i = 0, served = 0; i < 200 && served < connections_; ++i) {
       auto conn = ipc::acceptControl(listener_);
       if (!conn.ok()) {
         std::this_thread::sleep_for(10ms);
         continue;
       }
+      ++served;
       auto req = ipc::recvMessage(*conn, 2s);
       if (!req.ok()) return;
       received_ = *req;
@@ -55,10 +58,10 @@ class OneShotServer {
         (void)ipc::sendMessage(*conn, reply.data(), reply.size(), 2s);
       else
         std::this_thread::sleep_for(600ms);  // say nothing: the client times out
-      return;
     }
   }
 
+  int connections_;
   std::filesystem::path dir_;
   std::string path_;
   ipc::Socket listener_;
@@ -83,6 +86,49 @@ TEST(CallDaemon, RoundTrip) {
   EXPECT_EQ(r->outcome, Outcome::kOk);
   ASSERT_TRUE(r->job);
   EXPECT_EQ(r->job->env.at(0).second, "/run/j/7");
+}
+
+// The agent counts places per user; the job's own user may hold its share
+// with other connections. Busy is tried again within the bound.
+TEST(CallDaemon, BusyIsTriedAgainWithinTheBound) {
+  int calls = 0;
+  OneShotServer server(
+      [&calls](const std::vector<std::uint8_t>& req) {
+        if (++calls < 3) {
+          flatbuffers::FlatBufferBuilder fbb;
+          fbb.Finish(fb::CreateReplyDirect(fbb, fb::Outcome::Busy, "refused: this user already has 4 requests"));
+          return std::vector<std::uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+        }
+        return readyReply(req);
+      },
+      3);
+  auto r = callDaemon(server.path(), encodeJobRequest(7), 2s);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->outcome, Outcome::kOk);
+  EXPECT_EQ(calls, 3);
+}
+
+// An agent that stays Busy: tried again and again, but never past the bound.
+TEST(CallDaemon, BusyIsTriedNoLongerThanTheBound) {
+  std::atomic<int> calls{0};
+  OneShotServer server(
+      [&calls](const std::vector<std::uint8_t>&) {
+        ++calls;
+        flatbuffers::FlatBufferBuilder fbb;
+        fbb.Finish(fb::CreateReplyDirect(fbb, fb::Outcome::Busy, "accel-agentd is busy"));
+        return std::vector<std::uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+      },
+      1000);
+  auto start = std::chrono::steady_clock::now();
+  auto r = callDaemon(server.path(), encodeJobRequest(7), 300ms);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(calls.load(), 2);
+  EXPECT_LT(took, 1s);
+  // The last try's answer: Busy, or a time-out when the bound ran out while it waited.
+  if (r.ok())
+    EXPECT_EQ(r->outcome, Outcome::kBusy);
+  else
+    EXPECT_EQ(r.error().code(), ErrorCode::kTimeout) << r.error().message();
 }
 
 TEST(CallDaemon, NobodyListening) {

@@ -29,6 +29,11 @@ struct AccelConfig {
   enum class LogLevel { kError, kWarning, kInfo, kDebug };
 
   std::string control_socket;
+  std::optional<std::string> admin_socket;  // unset: adminSocketPath() derives it
+  std::uint64_t control_user_connections = 0;
+  std::uint64_t control_user_requests = 0;
+  std::uint64_t control_user_rate = 0;
+  std::uint64_t control_user_idle_ms = 0;
   std::string state_dir;
   std::string run_dir;
   std::string slurm_user;
@@ -63,6 +68,11 @@ struct AccelConfig {
 
 // "error", "warning", "info" or "debug".
 std::string_view logLevelName(AccelConfig::LogLevel level);
+
+// AdminSocket, or when unset ControlSocket's path with "-admin" before its
+// ".sock" (/run/accel-agent/control.sock: /run/accel-agent/control-admin.sock),
+// or appended when it has no ".sock".
+std::string adminSocketPath(const AccelConfig& config);
 
 // Parses the text of an accel.conf. `file_name` names it in messages
 // ("accel.conf:12: key 'HookTimeout': ..."). Returns a complete config or

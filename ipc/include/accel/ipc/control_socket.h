@@ -53,6 +53,16 @@ Result<Socket> acceptControl(const Socket& listener);
 
 Result<PeerCred> peerCred(const Socket& conn);
 
+// What a connection has sent so far, without taking it: a message (or an
+// error to read), nothing yet, or nothing ever (the peer closed it).
+enum class Pending { kMessage, kNothing, kClosed };
+Pending pending(const Socket& conn);
+
+// Drops what the peer has sent and not been read, without waiting. A socket
+// closed with unread data resets the connection, and the peer would then lose
+// the answer sent to it before the close.
+void discardPending(const Socket& conn);
+
 // Reads one message, waiting at most `timeout`. Empty messages, oversize
 // messages (over kMaxMessageBytes) and a timeout are errors.
 Result<std::vector<uint8_t>> recvMessage(const Socket& conn, std::chrono::milliseconds timeout);
@@ -67,5 +77,14 @@ Result<Socket> connectControl(const std::string& path);
 // One round trip: connect, send, receive the reply, all within `timeout`.
 Result<std::vector<uint8_t>> call(const std::string& path, const uint8_t* data, size_t size,
                                   std::chrono::milliseconds timeout);
+
+// The same round trip on a connection already made.
+Result<std::vector<uint8_t>> call(const Socket& conn, const uint8_t* data, size_t size,
+                                  std::chrono::milliseconds timeout);
+
+// Whether an error of connectControl() or call() may pass if tried again: the
+// daemon's backlog was full, or it closed the connection before answering
+// (it refused the caller and its answer was lost). Not when nobody listens.
+bool worthRetrying(const Error& e);
 
 }  // namespace accel::ipc

@@ -16,7 +16,11 @@ namespace accel::ctl {
 Result<std::string> configPath(const GlobalOptions& g, const CliIo& io);
 Result<AccelConfig> loadConfig(const GlobalOptions& g, const CliIo& io);
 
-// One verified reply (kParse if it fails verification).
+// One verified reply (kParse if it fails verification), from the admin
+// socket when the caller may use it, else from ControlSocket. A Busy answer,
+// a full backlog or a connection closed unanswered is tried again, after
+// pauses growing from 1 ms to 50 ms, until `timeout` is spent; the last
+// answer is returned.
 Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config, const std::vector<uint8_t>& request,
                                         std::chrono::milliseconds timeout);
 

@@ -5,7 +5,10 @@
 // systemd asked for it, a watchdog timerfd; when idle it never wakes up.
 // Accepted connections are served by a pool of worker threads (one per
 // connection in flight, bounded, reused, gone after a minute idle), so a
-// slow vendor call in one job's prolog never delays another.
+// slow vendor call in one job's prolog never delays another. Two sockets:
+// ControlSocket for anyone, AdminSocket for root and SlurmUser only (the
+// hooks use it); places on either are counted per uid (ipc::Admission), and
+// no user can take an admin's.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -27,6 +30,7 @@
 #include "accel/common/config.h"
 #include "accel/common/result.h"
 #include "accel/events/outbox.h"
+#include "accel/ipc/admission.h"
 #include "accel/ipc/control_socket.h"
 
 namespace accel::agentd {
@@ -39,8 +43,6 @@ struct DaemonOptions {
 
 class Daemon {
  public:
-  static constexpr int kMaxInFlight = 64;
-
   explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
   ~Daemon();
 
@@ -54,9 +56,12 @@ class Daemon {
   bool startWorker();
   void worker(int epfd);
   bool acceptOne(int epfd, bool* left);
+  Result<ipc::Socket> acceptNext();
+  bool isAdmin(uid_t uid) const;
+  void refuse(const ipc::Socket& conn, uid_t uid, ipc::Refusal why);
   void requestDone();
-  void serve(ipc::Socket conn);
-  void serveOne(ipc::Socket& conn);
+  void serve(ipc::Socket conn, const ipc::PeerCred& cred, bool admin, ipc::Stage stage);
+  void serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, ipc::Stage* stage);
   void reload();
   void drain();
   void publishStatus();
@@ -93,7 +98,9 @@ class Daemon {
   std::thread stale_sweep_;
   std::atomic<bool> stale_sweep_stop_{false};
   HandlerContext ctx_;
-  ipc::Socket listener_;
+  ipc::Socket listener_;        // ControlSocket: anyone
+  ipc::Socket admin_listener_;  // AdminSocket: root and SlurmUser
+  ipc::Admission admission_;
   int epoll_fd_ = -1;
   int signal_fd_ = -1;
   int timer_fd_ = -1;         // watchdog pings, when systemd asked for them
@@ -107,7 +114,7 @@ class Daemon {
   // Set by a worker that changed something and woke the loop; cleared when
   // the loop publishes. While set, further changes need no wake-up.
   std::atomic<bool> status_dirty_{false};
-  std::atomic<int> in_flight_{0};
+  std::atomic<int> in_flight_{0};  // connections admitted and not yet closed
   // The worker pool: idle workers wait on the listening socket themselves
   // (EPOLLEXCLUSIVE, so one is woken per connection), which keeps a thread
   // hand-off off the hook's path. stop_fd_ (an eventfd) tells them to leave.

@@ -1,7 +1,10 @@
 #pragma once
 // One call to accel-agentd from the plugin: a request out, a verified reply
-// back, within a time bound. No retries: slurmstepd is waiting, and the
-// caller decides what an unreachable daemon means for the job.
+// back, within a time bound. Retried within that bound only when the agent
+// said Busy (it counts places per user, and the job's own user may hold its
+// share with other connections) or refused the connection for a full
+// backlog; otherwise not: slurmstepd is waiting, and the caller decides what
+// an unreachable daemon means for the job.
 #include <chrono>
 #include <cstdint>
 #include <string>

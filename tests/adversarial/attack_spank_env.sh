@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, point 2 (docs/security.md: a job's SPANK environment is its user's): the test user
+# Issue 17, point 2 (docs/architecture.md: "A job's SPANK environment is its user's"): the test user
 # submits through libslurm directly (tools/raw_submit.c, no sbatch, so spank_accel.so never
 # checks anything) with hand-made SPANK_ACCEL_* values: garbage, more IPUs than MaxIpusPerJob,
 # an appliance time that overflows any unit conversion, blanks, negative numbers, half of a

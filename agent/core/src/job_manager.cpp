@@ -106,6 +106,7 @@ void JobManager::keepFailedLocked(JobRecord rec, const Error& why) {
 Result<std::vector<uint32_t>> JobManager::chooseDevices(const JobRequestSpec& spec) {
   // Caller holds mu_. The job's own devices from an earlier attempt are
   // released before this is called, so they count as free.
+  if (!spec.refusal.empty()) return Error(ErrorCode::kInvalidArgument, spec.refusal);
   if (auto fault = kindFaultLocked(spec)) return Error(ErrorCode::kInvalidArgument, fault->message);
   AllocatorInput in = inventory_.allocatorInput();
   in.held = held_;

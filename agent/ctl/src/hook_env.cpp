@@ -4,6 +4,7 @@
 
 #include "accel/common/hostlist.h"
 #include "accel/common/text.h"
+#include "accel/spank/job_env.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::ctl {
@@ -63,10 +64,19 @@ void readNodes(const CliIo& io, HookEnv& e) {
   e.node_count = *count;
 }
 
+// The refusal as the daemon takes it: printable ASCII (a path in a message
+// may hold other bytes), at most kMaxRefusalBytes.
+std::string refusalText(const std::string& why) {
+  std::string out = "the job's accelerator options (SPANK_ACCEL_*, normally set by spank_accel.so at submission) "
+                    "are refused: " + why;
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  if (out.size() > kMaxRefusalBytes) out = out.substr(0, kMaxRefusalBytes - 3) + "...";
+  return out;
+}
+
 }  // namespace
 
-// The SPANK plugin passes the job's validated options with
-// spank_job_control_setenv("ACCEL_X"); slurmd hands them to the hooks as SPANK_ACCEL_X.
 Result<HookEnv> readHookEnv(const CliIo& io, bool full) {
   HookEnv e;
   auto id = number<uint32_t>(io, "SLURM_JOB_ID", true, 0);
@@ -85,26 +95,23 @@ Result<HookEnv> readHookEnv(const CliIo& io, bool full) {
   e.partition = text(io, "SLURM_JOB_PARTITION");
   e.gpus = text(io, "SLURM_JOB_GPUS");
   readNodes(io, e);
-  auto ipus = number<uint32_t>(io, "SPANK_ACCEL_IPUS", false, 0);
-  ACCEL_TRY(ipus);
-  e.ipus = *ipus;
-  auto replicas = number<uint32_t>(io, "SPANK_ACCEL_NUM_REPLICAS", false, 0);
-  ACCEL_TRY(replicas);
-  e.num_replicas = *replicas;
-  auto ntasks = number<uint32_t>(io, "SPANK_ACCEL_NTASKS", false, 0);
-  ACCEL_TRY(ntasks);
-  e.ntasks = *ntasks;
-  auto limit = number<int64_t>(io, "SPANK_ACCEL_APPLIANCE_TIME", false, -1);
-  ACCEL_TRY(limit);
-  e.appliance_time_sec = *limit;
-  e.limit_from_default = text(io, "SPANK_ACCEL_APPLIANCE_TIME_SOURCE") == "default";
-  auto sig = number<int32_t>(io, "SPANK_ACCEL_APPLIANCE_SIGNAL", false, 0);
-  ACCEL_TRY(sig);
-  e.appliance_signal = *sig;
-  auto lead = number<uint32_t>(io, "SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", false, 0);
-  ACCEL_TRY(lead);
-  e.appliance_signal_lead_sec = *lead;
   return e;
+}
+
+void readJobOptions(const CliIo& io, const spank::SiteLimits& limits, HookEnv& e) {
+  auto read = spank::readJobEnv([&io](const char* name) { return io.getenv(name); }, limits);
+  if (!read.ok()) {
+    e.refusal = refusalText(read.error().message());
+    return;
+  }
+  const auto& o = read->options;
+  e.ipus = o.ipus;
+  e.num_replicas = o.num_replicas;
+  e.ntasks = read->ntasks;
+  e.appliance_time_sec = o.appliance_time_sec.value_or(-1);
+  e.limit_from_default = o.appliance_time_from_default;
+  e.appliance_signal = o.appliance_signal;
+  e.appliance_signal_lead_sec = o.appliance_signal_lead_sec;
 }
 
 std::vector<uint8_t> prologRequest(const HookEnv& e) {
@@ -112,7 +119,7 @@ std::vector<uint8_t> prologRequest(const HookEnv& e) {
   auto spec = fb::CreateJobSpecDirect(fbb, e.job_id, e.uid, e.gid, e.user.c_str(), e.node.c_str(), e.partition.c_str(),
                                       e.gpus.c_str(), e.ipus, e.num_replicas, e.ntasks, e.appliance_time_sec,
                                       e.appliance_signal, e.appliance_signal_lead_sec, e.node_list.c_str(),
-                                      e.node_count);
+                                      e.node_count, e.refusal.empty() ? nullptr : e.refusal.c_str());
   fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
              fb::RequestIdentifier());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};

@@ -6,6 +6,7 @@
 
 #include "accel/ctl/client.h"
 #include "accel/ctl/hook_env.h"
+#include "accel/spank/job_env.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::ctl {
@@ -24,8 +25,14 @@ int runHook(const char* phase, bool is_prolog, const std::vector<std::string>& a
   if (!env.ok()) { io.err(tag + env.error().message()); return kUsage; }
   const std::string job = "job " + std::to_string(env->job_id) + ": ";
   for (const auto& note : env->notes) io.err(tag + job + note);
-  auto config = loadConfig(g, io);
+  auto path = configPath(g, io);
+  auto config = path.ok() ? loadAccelConfig(*path) : Result<AccelConfig>(path.error());
   if (!config.ok()) { io.err(tag + config.error().message()); return kNodeFault; }
+  if (is_prolog) {
+    // vipu.conf is read only for a job that names IPUs.
+    const bool ipus = io.getenv("SPANK_ACCEL_IPUS") != nullptr;
+    readJobOptions(io, spank::nodeSiteLimits(*config, *path, ipus), *env);
+  }
   auto request = is_prolog ? prologRequest(*env) : epilogRequest(*env);
   auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(config->hook_timeout);
   auto reply = callDaemon(*config, request, timeout);
@@ -39,8 +46,11 @@ int runHook(const char* phase, bool is_prolog, const std::vector<std::string>& a
                             : ::access((config->run_dir + "/state/" + std::to_string(env->job_id) + ".json").c_str(),
                                        F_OK) == 0;
     if (!needed && reply.error().code() == ErrorCode::kUnavailable) {
-      io.err(tag + job + reply.error().message() +
-             (is_prolog ? "; job asked for no accelerators, continuing" : "; nothing of the job to clean, continuing"));
+      const std::string why = !is_prolog ? "; nothing of the job to clean, continuing"
+                              : env->refusal.empty()
+                                  ? "; job asked for no accelerators, continuing"
+                                  : "; " + env->refusal + "; the job continues without accelerators";
+      io.err(tag + job + reply.error().message() + why);
       return kOk;
     }
     io.err(tag + job + reply.error().message());

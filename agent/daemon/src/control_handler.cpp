@@ -83,6 +83,7 @@ agent::JobRequestSpec specOf(const fb::JobSpec& j) {
   if (j.node()) s.node = j.node()->str();
   if (j.node_list()) s.node_list = j.node_list()->str();
   s.node_count = j.node_count();
+  if (j.refusal()) s.refusal = j.refusal()->str();
   return s;
 }
 
@@ -96,6 +97,8 @@ std::string badText(const agent::JobRequestSpec& s) {
     return "node list is not clean text of at most " + std::to_string(agent::kMaxNodeListBytes) + " bytes";
   if (s.gpus.size() > 1024 || s.gpus.find_first_not_of("0123456789,-") != std::string::npos)
     return "GPU list may hold only digits, ',' and '-'";
+  if (!isCleanText(s.refusal, agent::kMaxRefusalBytes))
+    return "refusal is not clean text of at most " + std::to_string(agent::kMaxRefusalBytes) + " bytes";
   return "";
 }
 

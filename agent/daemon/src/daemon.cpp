@@ -208,7 +208,9 @@ Status Daemon::start() {
   ctx_.version = ACCEL_VERSION;
   ctx_.config_path = options_.config_path;
   ctx_.started_ns = realtimeNs();
-  ctx_.tasks_on_node = [self = selfPath()](uint32_t job_id) { return tasksOnNodeIsolated(self, job_id, 5s); };
+  // No task count from slurmctld: the plugin exports it with the job's
+  // options (SPANK_ACCEL_NTASKS), and a job without it gets one GCD. The
+  // prolog's time is the hook's, not a round trip's.
   // Off the hook's path: a worker thread asks slurmctld, through a child
   // process that is killed after 10 s.
   drainer_ = std::make_unique<NodeDrainer>(

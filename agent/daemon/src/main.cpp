@@ -66,27 +66,9 @@ int printTopology(int argc, char** argv) {
   return 0;
 }
 
-// --job-tasks JOB: the job's task count on a node, from slurmctld. The
+// --job-presence JOB: "alive" or "gone", as slurmctld sees the job. The
 // daemon runs this in a child process: libslurm ends the process on a
 // configuration it cannot read, which must never be the daemon's own.
-int printJobTasks(int argc, char** argv) {
-  char* end = nullptr;
-  unsigned long id = argc == 3 ? std::strtoul(argv[2], &end, 10) : 0;
-  if (id == 0 || id > 0xffffffffUL || *end != '\0') {
-    std::fprintf(stderr, "accel-agentd: --job-tasks needs a job id\n");
-    return 2;
-  }
-  auto n = accel::agentd::tasksOnNode(static_cast<uint32_t>(id));
-  if (!n.ok()) {
-    std::fprintf(stderr, "accel-agentd: %s\n", n.error().message().c_str());
-    return 1;
-  }
-  std::printf("%u\n", *n);
-  return 0;
-}
-
-// --job-presence JOB: "alive" or "gone", as slurmctld sees the job; run in a
-// child process like --job-tasks.
 int printJobPresence(int argc, char** argv) {
   char* end = nullptr;
   unsigned long id = argc == 3 ? std::strtoul(argv[2], &end, 10) : 0;
@@ -104,7 +86,7 @@ int printJobPresence(int argc, char** argv) {
 }
 
 // --drain-node NODE REASON: drains NODE in slurmctld with REASON; run in a
-// child process like --job-tasks, when a prolog finds a configuration fault.
+// child process like --job-presence, when a prolog finds a configuration fault.
 int drainNodeCommand(int argc, char** argv) {
   if (argc != 4 || argv[2][0] == '\0' || argv[3][0] == '\0') {
     std::fprintf(stderr, "accel-agentd: --drain-node needs a node name and a reason\n");
@@ -120,7 +102,6 @@ int drainNodeCommand(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--print-topology") == 0) return printTopology(argc, argv);
-  if (argc >= 2 && std::strcmp(argv[1], "--job-tasks") == 0) return printJobTasks(argc, argv);
   if (argc >= 2 && std::strcmp(argv[1], "--job-presence") == 0) return printJobPresence(argc, argv);
   if (argc >= 2 && std::strcmp(argv[1], "--drain-node") == 0) return drainNodeCommand(argc, argv);
   accel::log::init("accel-agentd", accel::log::Level::kInfo);

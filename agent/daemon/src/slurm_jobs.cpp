@@ -15,8 +15,6 @@
 namespace accel::agentd {
 namespace {
 
-bool isSet(uint32_t v) { return v != 0 && v != NO_VAL && v != NO_VAL16 && v != INFINITE16 && v != INFINITE; }
-
 // libslurm keeps process-wide state (its config, the auth plugin): one call at a time.
 std::mutex& slurmMutex() {
   static std::mutex mu;
@@ -67,33 +65,6 @@ Result<std::string> askChild(const std::string& agentd_path, const char* flag, u
 }
 
 }  // namespace
-
-Result<uint32_t> tasksOnNodeIsolated(const std::string& agentd_path, uint32_t job_id,
-                                     std::chrono::milliseconds timeout) {
-  auto out = askChild(agentd_path, "--job-tasks", job_id, "task count", timeout);
-  ACCEL_TRY(out);
-  char* end = nullptr;
-  unsigned long n = std::strtoul(out->c_str(), &end, 10);
-  if (n == 0 || n > 65536 || (*end != '\n' && *end != '\0'))
-    return Error(ErrorCode::kParse, "task count of job " + std::to_string(job_id) + ": bad answer");
-  return static_cast<uint32_t>(n);
-}
-
-uint32_t tasksPerNode(uint32_t num_tasks, uint32_t num_nodes, uint32_t ntasks_per_node) {
-  if (isSet(ntasks_per_node)) return ntasks_per_node;
-  if (!isSet(num_tasks)) return 1;
-  uint32_t nodes = isSet(num_nodes) ? num_nodes : 1;
-  return std::max<uint32_t>(1, (num_tasks + nodes - 1) / nodes);
-}
-
-Result<uint32_t> tasksOnNode(uint32_t job_id) {
-  return withJob(job_id, [](const slurm_job_info_t& j) {
-    // Without -n/--ntasks slurmctld still fills num_tasks (from the CPUs); only
-    // a count the user gave says how many GCDs the job wants.
-    bool asked = (j.bitflags & JOB_NTASKS_SET) != 0 || isSet(j.ntasks_per_node);
-    return asked ? tasksPerNode(j.num_tasks, j.num_nodes, j.ntasks_per_node) : uint32_t{1};
-  });
-}
 
 JobPresence presenceFromState(uint32_t job_state) {
   if ((job_state & JOB_COMPLETING) != 0) return JobPresence::kAlive;

@@ -5,6 +5,7 @@
 #include "accel/spank/site_config.h"
 #include "accel/spank/submit_check.h"
 #include "plugin_state.h"
+#include "task_count.h"
 
 namespace accel::spank::submit {
 namespace {
@@ -12,9 +13,9 @@ namespace {
 // Hands the validated request to the Prolog. slurmd adds the SPANK_ prefix:
 // accelctl prolog reads SPANK_ACCEL_IPUS and so on.
 int exportToProlog(spank_t sp, const JobOptions& options) {
-  // The task count is not visible to plugins at this point (sbatch, salloc
-  // and srun have not exported it yet), so ACCEL_NTASKS stays unset.
-  for (const auto& [name, value] : prologEnv(options, std::nullopt)) {
+  // The tasks per node only matter to an IPU job (one GCD each).
+  std::optional<std::uint32_t> ntasks = options.ipus > 0 ? tasksPerNodeAsGiven(sp) : std::nullopt;
+  for (const auto& [name, value] : prologEnv(options, ntasks)) {
     spank_err_t rc = spank_job_control_setenv(sp, name.c_str(), value.c_str(), 1);
     if (rc != ESPANK_SUCCESS) {
       reportError("cannot pass " + name + " to the Prolog: " + spank_strerror(rc));

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "accel/common/config_errors.h"
+#include "accel/spank/job_env.h"
 #include "accel/spank/option_values.h"
 
 namespace accel::spank {
@@ -183,22 +184,22 @@ std::vector<std::pair<std::string, std::string>> prologEnv(const JobOptions& opt
                                                            std::optional<std::uint32_t> ntasks) {
   std::vector<std::pair<std::string, std::string>> env;
   if (options.ipus > 0) {
-    env.emplace_back("ACCEL_IPUS", std::to_string(options.ipus));
+    env.emplace_back(kEnvIpus, std::to_string(options.ipus));
     // The tasks of an IPU job are the GCDs of its partition; elsewhere the
     // count means nothing to the agent.
-    if (ntasks && *ntasks > 0) env.emplace_back("ACCEL_NTASKS", std::to_string(*ntasks));
+    if (ntasks && *ntasks > 0) env.emplace_back(kEnvNtasks, std::to_string(*ntasks));
   }
   if (options.num_replicas > 0)
-    env.emplace_back("ACCEL_NUM_REPLICAS", std::to_string(options.num_replicas));
+    env.emplace_back(kEnvNumReplicas, std::to_string(options.num_replicas));
   if (options.appliance_time_sec) {
-    env.emplace_back("ACCEL_APPLIANCE_TIME", std::to_string(*options.appliance_time_sec));
+    env.emplace_back(kEnvApplianceTime, std::to_string(*options.appliance_time_sec));
     // The Prolog must tell a limit the user asked for from the site's
     // default: only the first makes the job depend on the agent being up.
-    env.emplace_back("ACCEL_APPLIANCE_TIME_SOURCE", options.appliance_time_from_default ? "default" : "option");
+    env.emplace_back(kEnvApplianceTimeSource, options.appliance_time_from_default ? "default" : "option");
   }
   if (options.appliance_signal != 0) {
-    env.emplace_back("ACCEL_APPLIANCE_SIGNAL", std::to_string(options.appliance_signal));
-    env.emplace_back("ACCEL_APPLIANCE_SIGNAL_LEAD",
+    env.emplace_back(kEnvApplianceSignal, std::to_string(options.appliance_signal));
+    env.emplace_back(kEnvApplianceSignalLead,
                      std::to_string(options.appliance_signal_lead_sec));
   }
   return env;

@@ -140,6 +140,84 @@ TEST(HookEnvTest, TheLongestNodeListStillFitsARequestAndAnEvent) {
   EXPECT_LE(bytes.size(), event::kMaxEnvelopeBytes);
 }
 
+spank::SiteLimits nodeLimits() {
+  spank::SiteLimits l;
+  l.max_ipus = 8;
+  l.vipu_conf_path = "/etc/slurm/vipu.conf";
+  l.accel_conf_path = "/etc/slurm/accel.conf";
+  l.appliance_time_max = SlurmDuration::fromSeconds(3600);
+  return l;
+}
+
+TEST(HookEnvTest, TheJobsOptionsAreReadByThePluginsRules) {
+  auto e = readHookEnv(ioOf(slurmd()), true);
+  ASSERT_TRUE(e.ok());
+  Env env = slurmd({{"SPANK_ACCEL_IPUS", "4"},
+                    {"SPANK_ACCEL_NUM_REPLICAS", "2"},
+                    {"SPANK_ACCEL_NTASKS", "2"},
+                    {"SPANK_ACCEL_APPLIANCE_TIME", "600"},
+                    {"SPANK_ACCEL_APPLIANCE_TIME_SOURCE", "option"},
+                    {"SPANK_ACCEL_APPLIANCE_SIGNAL", "10"},
+                    {"SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "30"}});
+  readJobOptions(ioOf(env), nodeLimits(), *e);
+  EXPECT_EQ(e->refusal, "");
+  EXPECT_EQ(e->ipus, 4u);
+  EXPECT_EQ(e->num_replicas, 2u);
+  EXPECT_EQ(e->ntasks, 2u);
+  EXPECT_EQ(e->appliance_time_sec, 600);
+  EXPECT_FALSE(e->limit_from_default);
+  EXPECT_EQ(e->appliance_signal, 10);
+  EXPECT_EQ(e->appliance_signal_lead_sec, 30u);
+  EXPECT_TRUE(e->asksForAccelerators());
+}
+
+TEST(HookEnvTest, ARefusedJobAsksForNothingAndSaysWhy) {
+  const std::pair<Env, std::string> cases[] = {
+      {{{"SPANK_ACCEL_IPUS", "abc"}}, "--ipus=abc: not a whole number; give 1 to 8 IPUs"},
+      {{{"SPANK_ACCEL_IPUS", "16"}}, "--ipus=16: at most 8 IPUs per job (MaxIpusPerJob in /etc/slurm/vipu.conf)"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", "99999999999999999999"}},
+       "--job-time-sec=99999999999999999999: too large; Slurm times end at 2147483647 seconds"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", "3601"}}, "--job-time-sec=3601: above the site maximum of 01:00:00"},
+      {{{"SPANK_ACCEL_IPUS", "2"}, {"SPANK_ACCEL_NUM_REPLICAS", "4"}}, "--num-replicas=4: does not divide --ipus=2"},
+  };
+  for (const auto& [extra, why] : cases) {
+    auto e = readHookEnv(ioOf(slurmd(extra)), true);
+    ASSERT_TRUE(e.ok()) << "the user's values never make the hook fail: " << e.error().message();
+    readJobOptions(ioOf(slurmd(extra)), nodeLimits(), *e);
+    EXPECT_NE(e->refusal.find(why), std::string::npos) << e->refusal;
+    EXPECT_EQ(e->refusal.rfind("the job's accelerator options (SPANK_ACCEL_*", 0), 0u) << e->refusal;
+    EXPECT_EQ(e->ipus, 0u);
+    EXPECT_EQ(e->appliance_time_sec, -1);
+    EXPECT_FALSE(e->asksForAccelerators());
+    auto request = prologRequest(*e);
+    const auto* spec = specIn(request);
+    ASSERT_NE(spec, nullptr);
+    ASSERT_NE(spec->refusal(), nullptr);
+    EXPECT_EQ(spec->refusal()->str(), e->refusal);
+    EXPECT_EQ(spec->ipus(), 0u);
+  }
+  auto e = readHookEnv(ioOf(slurmd()), true);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(specIn(prologRequest(*e))->refusal(), nullptr) << "no refusal, no field";
+}
+
+TEST(HookEnvTest, TheLongestRefusalIsPrintableAndBounded) {
+  spank::SiteLimits l = nodeLimits();
+  l.vipu_conf_path = "/" + std::string(3000, 'v') + "/\xc3\xa9t\xc3\xa9/vipu.conf";
+  auto e = readHookEnv(ioOf(slurmd()), true);
+  ASSERT_TRUE(e.ok());
+  readJobOptions(ioOf(slurmd({{"SPANK_ACCEL_IPUS", "\x1b[2J" + std::string(5000, '9')}})), l, *e);
+  ASSERT_FALSE(e->refusal.empty());
+  EXPECT_LE(e->refusal.size(), kMaxRefusalBytes);
+  for (char c : e->refusal) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << e->refusal;
+  e->node_list = std::string(kMaxNodeListBytes, 'x');
+  e->user = std::string(256, 'u');
+  e->node = std::string(256, 'n');
+  e->partition = std::string(256, 'p');
+  e->gpus = std::string(1024, '1');
+  EXPECT_LE(prologRequest(*e).size(), ipc::kMaxMessageBytes);
+}
+
 TEST(HookEnvTest, TheEpilogNeedsNoNodes) {
   auto e = readHookEnv(ioOf({{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NUM_NODES", "x"}}), false);
   ASSERT_TRUE(e.ok());
@@ -224,6 +302,60 @@ TEST_F(PrologNodesTest, WithoutSlurmdNodenameTheDaemonsHostNameStandsIn) {
   ASSERT_EQ(prolog(env, &err), kOk) << err;
   ASSERT_TRUE(manager_->job(42).has_value());
   EXPECT_EQ(manager_->job(42)->spec.node, "host-of-sbn2");
+}
+
+// A job whose SPANK_ACCEL_* the plugin would have refused (a user can
+// submit through libslurm with any): the hook exits 0, the daemon keeps a
+// failed record holding nothing that says why, and PrologFinished carries the
+// reason into the job's summary.
+TEST_F(PrologNodesTest, ARefusedJobFailsWithoutFailingTheHook) {
+  ASSERT_TRUE(writeFileAtomic(root_ + "/vipu.conf", "ApiHost=127.0.0.1\nIpuofDir=" + root_ + "\nMaxIpusPerJob=8\n",
+                              0644)
+                  .ok());
+  const std::pair<Env, std::string> cases[] = {
+      {{{"SPANK_ACCEL_IPUS", "abc"}}, "--ipus=abc: not a whole number; give 1 to 8 IPUs (MaxIpusPerJob in " + root_ +
+                                          "/vipu.conf)"},
+      {{{"SPANK_ACCEL_IPUS", "1024"}}, "--ipus=1024: at most 8 IPUs per job"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", "99999999999999999999"}}, "--job-time-sec=99999999999999999999: too large"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", " "}}, "--job-time-sec=' ': not a whole number"},
+  };
+  uint32_t job = 100;
+  for (const auto& [extra, why] : cases) {
+    SCOPED_TRACE(why);
+    Env env = slurmd(extra);
+    env["SLURM_JOB_ID"] = std::to_string(++job);
+    events_.clear();
+    std::string err;
+    ASSERT_EQ(prolog(env, &err), kOk) << err;
+    EXPECT_EQ(err.rfind("accel: prolog: job " + std::to_string(job) + ": the job's accelerator options", 0), 0u)
+        << err;
+    EXPECT_NE(err.find(why), std::string::npos) << err;
+    EXPECT_NE(err.find("(the job fails; the node stays in service)"), std::string::npos) << err;
+    auto rec = manager_->job(job);
+    ASSERT_TRUE(rec.has_value());
+    EXPECT_EQ(rec->phase, agent::JobPhase::kFailed);
+    EXPECT_NE(rec->last_error.find(why), std::string::npos) << rec->last_error;
+    EXPECT_TRUE(rec->devices.empty());
+    const event::PrologFinished* finished = nullptr;
+    for (const auto& ev : events_)
+      if (auto* f = std::get_if<event::PrologFinished>(&ev)) finished = f;
+    ASSERT_NE(finished, nullptr);
+    EXPECT_EQ(finished->result, event::JobResult::kFailed);
+    EXPECT_NE(finished->message.find(why), std::string::npos) << finished->message;
+  }
+}
+
+TEST_F(PrologNodesTest, TheDaemonRefusesARefusalThatIsNotCleanText) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto spec = fb::CreateJobSpecDirect(fbb, 44, 1000, 1000, "alice", "sbn2", "debug", "", 0, 0, 0, -1, 0, 0, "", 0,
+                                      "bad\nrefusal");
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+             fb::RequestIdentifier());
+  std::vector<uint8_t> req(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  auto reply = agentd::handleRequest(ctx_, agentd::Caller{0, 1}, req);
+  const auto* r = flatbuffers::GetRoot<fb::Reply>(reply.data());
+  EXPECT_EQ(r->outcome(), fb::Outcome::BadRequest);
+  EXPECT_FALSE(manager_->job(44).has_value());
 }
 
 // What only a hand-made request can carry: the daemon refuses it.

@@ -36,11 +36,17 @@ struct JobRequestSpec {
   std::string node;
   std::string node_list;
   uint32_t node_count = 0;
+  // Why the hook refused the job's options (SPANK_ACCEL_*); empty: not
+  // refused. A refused job fails as a user's mistake. Not persisted: the
+  // failed record keeps it as its last error.
+  std::string refusal;
 };
 
 // The longest node list a job may carry. Below the 64 KiB caps of a control
 // request and of an event envelope, so that both still fit with it.
 inline constexpr size_t kMaxNodeListBytes = 60 * 1024;
+// The longest refusal a job may carry (printable text).
+inline constexpr size_t kMaxRefusalBytes = 1024;
 
 // A task of the job on this node, as slurmstepd reported it. start_ticks
 // (field 22 of /proc/PID/stat) tells the task from a later process that

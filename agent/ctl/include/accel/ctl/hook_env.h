@@ -9,12 +9,16 @@
 
 #include "accel/common/result.h"
 #include "accel/ctl/cli.h"
+#include "accel/spank/submit_check.h"
 
 namespace accel::ctl {
 
 // The longest node list sent; the daemon refuses a longer one. The same
 // bound as agent::kMaxNodeListBytes (ctl_test checks they agree).
 inline constexpr size_t kMaxNodeListBytes = 60 * 1024;
+// The longest refusal sent; the daemon refuses a longer one. The same bound
+// as agent::kMaxRefusalBytes.
+inline constexpr size_t kMaxRefusalBytes = 1024;
 
 struct HookEnv {
   uint32_t job_id = 0;
@@ -32,6 +36,10 @@ struct HookEnv {
   uint32_t node_count = 0;
 
   bool limit_from_default = false;  // the site's ApplianceTimeDefault, not the user's option
+  // Why the job's options (SPANK_ACCEL_*) are refused; empty when they are
+  // not. A refused job asks for nothing (the counts above stay 0), and the
+  // daemon fails it as a user's mistake: the hook exits 0.
+  std::string refusal;
   // Values that were not usable and were left unknown, one line each, for
   // the hook's stderr. They are slurmd's, never the job's fault: the hook
   // goes on.
@@ -44,9 +52,17 @@ struct HookEnv {
   }
 };
 
-// `full`: everything the prolog sends; otherwise only what the epilog needs
-// (job id, uid). kInvalidArgument names a missing or malformed variable.
+// slurmd's own variables. `full`: everything the prolog sends; otherwise only
+// what the epilog needs (job id, uid). kInvalidArgument names a missing or
+// malformed variable (slurmd's fault, never the job's).
 Result<HookEnv> readHookEnv(const CliIo& io, bool full);
+
+// The job's options: the SPANK_ACCEL_* variables, which the job's user
+// controls (a job submitted through libslurm need not have passed the
+// plugin), read by the plugin's own rules against the node's `limits`
+// (spank::readJobEnv). Sets the counts and the appliance limit, or, for
+// anything the plugin would have refused, only `refusal`. Never fails.
+void readJobOptions(const CliIo& io, const spank::SiteLimits& limits, HookEnv& e);
 
 std::vector<uint8_t> prologRequest(const HookEnv& env);
 std::vector<uint8_t> epilogRequest(const HookEnv& env);

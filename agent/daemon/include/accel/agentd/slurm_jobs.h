@@ -1,7 +1,6 @@
 #pragma once
-// What the agent asks slurmctld (through libslurm) about a job. The Prolog's
-// environment does not carry the task count, and the SPANK plugin cannot see
-// it at submission, yet an IPU job needs one GCD per task on the node.
+// What the agent asks slurmctld (through libslurm) about a job and its node:
+// whether a job still lives, and draining the node. Never on a hook's path.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -9,16 +8,6 @@
 #include "accel/common/result.h"
 
 namespace accel::agentd {
-
-// Tasks of the job on one node: --ntasks-per-node when given, else the job's
-// tasks spread evenly over its nodes (rounded up), at least 1. Errors:
-// kUnavailable when slurmctld cannot answer, kNotFound for an unknown job.
-Result<uint32_t> tasksOnNode(uint32_t job_id);
-
-// tasksOnNode run in a child process (`agentd_path --job-tasks JOB`), so a
-// libslurm failure cannot end the caller. Bounded by `timeout`.
-Result<uint32_t> tasksOnNodeIsolated(const std::string& agentd_path, uint32_t job_id,
-                                     std::chrono::milliseconds timeout);
 
 // Whether a job the agent holds a record of still lives, as slurmctld sees
 // it. kGone only on a definite answer: slurmctld no longer knows the job, or
@@ -33,7 +22,7 @@ enum class JobPresence { kAlive, kGone };
 Result<JobPresence> jobPresence(uint32_t job_id);
 
 // jobPresence in a child process (`agentd_path --job-presence JOB`),
-// bounded by `timeout`, for the same reason as tasksOnNodeIsolated.
+// bounded by `timeout`, so a libslurm failure cannot end the caller.
 Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t job_id,
                                         std::chrono::milliseconds timeout);
 
@@ -53,8 +42,5 @@ Status drainNodeIsolated(const std::string& agentd_path, const std::string& node
 // The decision of jobPresence from the job_state slurmctld reported (as in
 // slurm_job_info_t), for tests.
 JobPresence presenceFromState(uint32_t job_state);
-
-// The arithmetic of tasksOnNode, for tests. 0 or NO_VAL inputs mean "not set".
-uint32_t tasksPerNode(uint32_t num_tasks, uint32_t num_nodes, uint32_t ntasks_per_node);
 
 }  // namespace accel::agentd

@@ -255,6 +255,7 @@ void TreeRemover::enter(size_t at, const std::string& name) {
 // The current directory is listed and its subdirectories are done: remove
 // it from its parent, reopening the parent through ".." if it was closed.
 Status TreeRemover::leave() {
+  ++ops_;  // climbing out of a deep chain is work too: it must not hide from `stop`
   Level& cur = stack_.back();
   int parent_fd = parent_fd_;
   Level* up = nullptr;

@@ -383,6 +383,25 @@ TEST_F(RemoveTreeTest, StoppedRemovalLeavesTheRestForALaterCall) {
   EXPECT_FALSE(exists(tree_));
 }
 
+// Climbing back out of a deep chain (rmdir after rmdir, no entry listed)
+// still asks `stop`: a daemon told to stop during it stops.
+TEST_F(RemoveTreeTest, StopIsAskedWhileClimbingOutOfADeepChain) {
+  makeChain(tree_, 1500);
+  int calls = 0;
+  RemoveTreeOptions o;
+  o.stop = [&] { return ++calls == 2; };  // the first call comes on the way down, the second on the way up
+  RemoveTreeStats stats;
+  Status s = removeTree(tree_, o, &stats);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), ErrorCode::kTimeout);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(stats.max_depth, 1501u);
+  EXPECT_GT(stats.removed, 0u);
+  EXPECT_LT(stats.removed, 1501u);
+  ASSERT_TRUE(removeTree(tree_).ok());
+  EXPECT_FALSE(exists(tree_));
+}
+
 TEST_F(RemoveTreeTest, MoveAsideRenamesUnderFreshNames) {
   const std::string trash = dir_ + "/trash";
   ASSERT_EQ(mkdir(trash.c_str(), 0700), 0);

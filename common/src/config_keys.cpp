@@ -293,7 +293,12 @@ ConfigSchema makeVipuSchema() {
           {.name = "IpuofDir",
            .type = ValueType::kPath,
            .required = true,
-           .help = "Directory where the IPUoF configuration files of user jobs are stored.",
+           .help = "Directory where the IPUoF configuration files of user jobs are stored: one "
+                   "directory per job (IpuofDir/<job id>, owned by the job's user), which the "
+                   "epilog moves into IpuofDir/.trash for accel-agentd to remove in the "
+                   "background. It must be root's and writable by root only, and so must the "
+                   "directories above it (one with the sticky bit, like /tmp, excepted): "
+                   "accel-agentd refuses to start otherwise. Made (mode 0755) if missing.",
            .store = storeIn<&C::ipuof_dir>},
           {.name = "MaxIpusPerJob",
            .type = ValueType::kUint,

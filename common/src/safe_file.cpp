@@ -1,6 +1,5 @@
 #include "accel/common/safe_file.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,44 +64,6 @@ Status applyOwnerMode(int fd, mode_t mode, FileOwner owner, const std::string& w
   }
   // fchmod after fchown: chown clears set-id bits, and umask must not narrow mode.
   if (::fchmod(fd, mode) != 0) return sysError("chmod " + what, errno);
-  return okStatus();
-}
-
-Status removeAt(int dirfd, const std::string& name, const std::string& shown);
-
-Status removeChildren(int dirfd, const std::string& shown) {
-  int dup = ::dup(dirfd);
-  if (dup < 0) return sysError("dup " + shown, errno);
-  DIR* dir = ::fdopendir(dup);
-  if (dir == nullptr) { ::close(dup); return sysError("opendir " + shown, errno); }
-  Status result;
-  while (struct dirent* ent = ::readdir(dir)) {
-    std::string name = ent->d_name;
-    if (name == "." || name == "..") continue;
-    Status s = removeAt(dirfd, name, shown + "/" + name);
-    if (!s.ok()) { result = s; break; }
-  }
-  ::closedir(dir);
-  return result;
-}
-
-// Removes `name` inside `dirfd`, descending into real directories only.
-Status removeAt(int dirfd, const std::string& name, const std::string& shown) {
-  struct stat st {};
-  if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) return okStatus();
-    return sysError("stat " + shown, errno);
-  }
-  if (S_ISDIR(st.st_mode)) {
-    Fd child(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (child.get() < 0) return sysError("open " + shown, errno);
-    ACCEL_TRY(removeChildren(child.get(), shown));
-    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-      return sysError("rmdir " + shown, errno);
-    return okStatus();
-  }
-  if (::unlinkat(dirfd, name.c_str(), 0) != 0 && errno != ENOENT)
-    return sysError("unlink " + shown, errno);
   return okStatus();
 }
 
@@ -182,21 +143,6 @@ Status makeDirectory(const std::string& path, mode_t mode, FileOwner owner) {
     return sysError("open " + path, errno);
   }
   return applyOwnerMode(fd.get(), mode, owner, path);
-}
-
-Status removeTree(const std::string& path) {
-  const std::string dir = dirName(path);
-  const std::string base = baseName(path);
-  if (!isSafePathComponent(base)) return Error(ErrorCode::kInvalidArgument, "unsafe path: " + path);
-  Fd parent(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (parent.get() < 0) {
-    // Nothing can be below a parent that is missing or is not a directory:
-    // there is nothing to remove (an epilog after a prolog that failed on
-    // exactly that has nothing to clean, and must not fail for it).
-    if (errno == ENOENT || errno == ENOTDIR) return okStatus();
-    return sysError("open directory " + dir, errno);
-  }
-  return removeAt(parent.get(), base, path);
 }
 
 }  // namespace accel

@@ -410,6 +410,23 @@ TEST_F(DaemonProcessTest, BadVipuConfStopsTheStartAndIsNamed) {
   EXPECT_NE(h_.startError().find("IpuofDir"), std::string::npos) << h_.startError();
 }
 
+// Job directories are made and moved aside in IpuofDir as root: one that a
+// user could change stops the start, named with its fault; the daemon does
+// not change it.
+TEST_F(DaemonProcessTest, IpuofDirWritableByOthersStopsTheStart) {
+  const std::string ipuof = h_.dir() + "/ipuof";
+  ASSERT_EQ(mkdir(ipuof.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(ipuof.c_str(), 0777), 0);
+  writeFile(h_.dir() + "/vipu.conf", "ApiHost=127.0.0.1\nIpuofDir=" + ipuof + "\n");
+  EXPECT_FALSE(h_.start(3s));
+  EXPECT_NE(h_.startError().find("IpuofDir of " + h_.dir() + "/vipu.conf must be root's"), std::string::npos)
+      << h_.startError();
+  EXPECT_NE(h_.startError().find(ipuof + ": writable by others (mode 0777)"), std::string::npos) << h_.startError();
+  struct stat st {};
+  ASSERT_EQ(stat(ipuof.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0777u);
+}
+
 // Without an aggregator every job event waits in the spool, and a killed
 // daemon finds them all again: nothing is lost before it is acknowledged.
 TEST_F(DaemonProcessTest, JobEventsAreSpooledAndSurviveAKill) {

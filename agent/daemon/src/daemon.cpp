@@ -26,6 +26,7 @@
 #include "accel/agentd/slurm_jobs.h"
 #include "accel/agentd/stale_jobs.h"
 #include "accel/agentd/task_signals.h"
+#include "accel/agentd/trash_remover.h"
 #include "accel/common/config_file.h"
 #include "accel/common/log.h"
 #include "accel/common/vipu_config.h"
@@ -166,8 +167,10 @@ Status Daemon::start() {
   ACCEL_TRY(makeDirectory(config_.run_dir, 0755).context("run directory"));
   ACCEL_TRY(makeDirectory(config_.run_dir + "/jobs", 0755).context("run directory"));
   std::string ipu_root = vendors_.vipu ? vendors_.vipu->ipuof_dir : "";
+  ACCEL_TRY(startTrash(ipu_root));
   std::vector<std::unique_ptr<agent::JobStep>> steps;
-  steps.push_back(std::make_unique<agent::JobDirStep>(config_.run_dir + "/jobs", ipu_root));
+  steps.push_back(std::make_unique<agent::JobDirStep>(
+      config_.run_dir + "/jobs", ipu_root, [t = trash_.get()](const std::string& dir) { return t->dispose(dir); }));
   hook_timeout_s_ = config_.hook_timeout.count();
   if (vendors_.ipu) {
     agent::FollowerWait wait;
@@ -198,6 +201,7 @@ Status Daemon::start() {
   auto recovered = manager_->recover();
   ACCEL_TRY(recovered.ok() ? okStatus() : Status(recovered.error().context("recovering jobs")));
   for (const auto& p : recovered->problems) log::warning("start: recovery: " + p);
+  trash_->start();  // after recovery, which may have added to it; empties what earlier runs left
   log::info("start: jobs re-adopted " + std::to_string(recovered->adopted) + ", prologs rolled back " +
             std::to_string(recovered->rolled_back) + ", epilogs finished " + std::to_string(recovered->cleaned));
 
@@ -323,6 +327,30 @@ Status Daemon::start() {
                   " failed, of " + std::to_string(s.asked) + " asked about");
     });
   }
+  return okStatus();
+}
+
+// Job directories go to a trash beside them and are removed by a thread of
+// their own (trash_remover.h). Its outcomes are logged: a failure is a
+// warning (the tree is tried again), a long removal a note.
+Status Daemon::startTrash(const std::string& ipu_root) {
+  std::vector<std::string> roots{config_.run_dir + "/jobs"};
+  if (!ipu_root.empty()) roots.push_back(ipu_root);
+  auto report = [](const std::string& path, const Status& outcome, const RemoveTreeStats& stats,
+                   std::chrono::milliseconds took) {
+    const std::string what = "trash: " + path + ": ";
+    const std::string figures = std::to_string(stats.removed) + " entries, " + std::to_string(stats.max_depth) +
+                                " levels, " + std::to_string(took.count()) + " ms";
+    if (!outcome.ok())
+      log::warning(what + "not removed yet (" + figures + "): " + outcome.error().message() + "; tried again later");
+    else if (took >= 1s)
+      log::info(what + "removed (" + figures + ")");
+    else
+      log::debug(what + "removed (" + figures + ")");
+  };
+  auto trash = TrashRemover::create(std::move(roots), TrashRemover::Options{}, report);
+  if (!trash.ok()) return trash.error().context("job directories");
+  trash_ = std::move(*trash);
   return okStatus();
 }
 

@@ -42,6 +42,10 @@ Status setUpVipu(const AccelConfig& config, const std::string& accel_conf_path, 
   ACCEL_TRY(ipu::VipuCli::checkSecureFiles(*vipu).context(path));
   if (::access(vipu->ipuof_dir.c_str(), F_OK) != 0)
     ACCEL_TRY(makeDirectory(vipu->ipuof_dir, 0755).context("IpuofDir of " + path));
+  // Job directories are made, and moved aside, in it as root: a user who
+  // could change it could steer that onto other users' files.
+  ACCEL_TRY(checkRootOnlyDirectory(vipu->ipuof_dir)
+                .context("IpuofDir of " + path + " must be root's and writable by root only"));
   std::string program = v.hw_mock_dir.empty() ? config.vipu_command : v.hw_mock_dir + "/bin/vipu";
   if (!v.hw_mock_dir.empty()) ACCEL_TRY(needExecutable(program, "fake V-IPU client"));
   v.ipu = std::make_shared<ipu::VipuCli>(*vipu, program, vipuRetry(config, *vipu));

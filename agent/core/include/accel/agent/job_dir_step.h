@@ -5,17 +5,26 @@
 // there is one. Its path is a function of the job id alone (never of user
 // input), so an epilog can remove it even when the daemon lost the record.
 // Tasks find it as ACCEL_JOB_DIR.
+//
+// The directory and everything in it is the user's, so getting rid of it is
+// left to a `TreeDisposer`: the daemon's moves it aside into a trash
+// directory (one rename, however big or deep the tree) and removes it in
+// the background; the default removes it on the spot (removeTree).
+#include <functional>
 #include <string>
 
 #include "accel/agent/job_step.h"
 
 namespace accel::agent {
 
+// Gets rid of the tree at `path` (a missing path is success); an error
+// leaves it where it was.
+using TreeDisposer = std::function<Status(const std::string& path)>;
+
 class JobDirStep : public JobStep {
  public:
   // `root` must exist and be writable by the daemon only (e.g. 0755 root).
-  explicit JobDirStep(std::string root, std::string ipu_root = "")
-      : root_(std::move(root)), ipu_root_(std::move(ipu_root)) {}
+  explicit JobDirStep(std::string root, std::string ipu_root = "", TreeDisposer dispose = {});
   std::string_view name() const override { return "job directory"; }
   Status setUp(JobRecord& job) override;
   Status tearDown(const JobRecord& job) override;
@@ -24,6 +33,7 @@ class JobDirStep : public JobStep {
  private:
   std::string root_;
   std::string ipu_root_;
+  TreeDisposer dispose_;
 };
 
 }  // namespace accel::agent

@@ -26,6 +26,7 @@
 #include "accel/agentd/limit_enforcer.h"
 #include "accel/agentd/node_drain.h"
 #include "accel/agentd/surrogate_steps.h"
+#include "accel/agentd/trash_remover.h"
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
 #include "accel/common/result.h"
@@ -68,6 +69,7 @@ class Daemon {
   void onStatusDirty();
   void armStatusTimer(std::chrono::nanoseconds after);
   void emitEvent(const event::Event& e);
+  Status startTrash(const std::string& ipu_root);
   void startApplianceWatcher();
   Status startLimitEnforcer();
   void cancelApplianceJobs(uint32_t job_id);
@@ -86,6 +88,9 @@ class Daemon {
   // Drains this node for configuration faults found by prologs; outlives the
   // workers that queue them (destroyed after them, before health_).
   std::unique_ptr<NodeDrainer> drainer_;
+  // Job directories moved aside by epilogs, removed by its thread; before
+  // manager_, whose job-directory step hands them to it.
+  std::unique_ptr<TrashRemover> trash_;
   std::unique_ptr<event::Outbox> outbox_;  // before manager_: outlives the workers' use
   std::unique_ptr<agent::JobManager> manager_;
   std::unique_ptr<LimitEnforcer> limits_;  // before appliance_: outlives its calls

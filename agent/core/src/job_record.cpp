@@ -1,9 +1,13 @@
 #include "accel/agent/job_record.h"
 
+#include <algorithm>
+
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+
+#include "accel/agent/job_nodes.h"
 
 namespace accel::agent {
 
@@ -180,6 +184,15 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     return Error(ErrorCode::kParse, std::string("job record: ") + e.what());
   }
   return r;
+}
+
+size_t surrogateStepsAllowed(const JobRecord& r) {
+  return leadsJob(r.spec) ? std::min(r.surrogates.size(), kMaxSurrogateStepsPerJob) : kMaxSurrogateStepsPerJob;
+}
+
+std::vector<uint32_t> sparedSteps(const JobRecord& r) {
+  const size_t n = std::min(r.surrogate_steps.size(), surrogateStepsAllowed(r));
+  return {r.surrogate_steps.begin(), r.surrogate_steps.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 
 }  // namespace accel::agent

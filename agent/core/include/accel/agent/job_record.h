@@ -69,6 +69,20 @@ struct JobRecord {
   std::vector<uint32_t> surrogate_steps;  // their steps, as the waiters reported them
 };
 
+// Surrogate steps one job is given at most: each is an srun and a thread
+// here, and each spares a step from the limit's warning and SIGTERM.
+inline constexpr size_t kMaxSurrogateStepsPerJob = 64;
+
+// How many surrogate steps of the job this node takes reports of: as many
+// as it was given on the job's leader, which makes them (job_nodes.h); on
+// another node (where srun may have placed a waiter) the cap.
+size_t surrogateStepsAllowed(const JobRecord& record);
+
+// The steps a limit's warning and SIGTERM spare: the first reported
+// surrogate steps, at most surrogateStepsAllowed (whatever an older record
+// holds).
+std::vector<uint32_t> sparedSteps(const JobRecord& record);
+
 // JSON text of a record (stable keys; unknown keys are ignored on read so a
 // newer daemon can read an older record and the reverse).
 std::string encodeRecord(const JobRecord& record);

@@ -420,7 +420,7 @@ Status JobManager::surrogateStepStarted(uint32_t job_id, uint32_t step_id) {
   bool full = false;
   auto s = changeLive(job_id, [&](JobRecord& r, bool& tell) {  // whom the warning spares
     if (std::find(r.surrogate_steps.begin(), r.surrogate_steps.end(), step_id) != r.surrogate_steps.end()) return false;
-    if (r.surrogate_steps.size() >= surrogateStepsAllowed(r)) {
+    if (r.surrogate_steps.size() >= kMaxSurrogateStepsPerJob) {
       full = true;
       return false;
     }
@@ -428,7 +428,9 @@ Status JobManager::surrogateStepStarted(uint32_t job_id, uint32_t step_id) {
     return tell = true;
   });
   ACCEL_TRY(s);
-  if (full) return Error(ErrorCode::kConflict, "more surrogate step reports than surrogate steps");
+  if (full)
+    return Error(ErrorCode::kConflict,
+                 "the job has " + std::to_string(kMaxSurrogateStepsPerJob) + " surrogate steps reported, the most it gets");
   return okStatus();
 }
 

@@ -7,7 +7,6 @@
 #include <optional>
 #include <stdexcept>
 
-#include "accel/agent/job_nodes.h"
 
 namespace accel::agent {
 
@@ -186,12 +185,8 @@ Result<JobRecord> decodeRecord(std::string_view text) {
   return r;
 }
 
-size_t surrogateStepsAllowed(const JobRecord& r) {
-  return leadsJob(r.spec) ? std::min(r.surrogates.size(), kMaxSurrogateStepsPerJob) : kMaxSurrogateStepsPerJob;
-}
-
 std::vector<uint32_t> sparedSteps(const JobRecord& r) {
-  const size_t n = std::min(r.surrogate_steps.size(), surrogateStepsAllowed(r));
+  const size_t n = std::min(r.surrogate_steps.size(), kMaxSurrogateStepsPerJob);
   return {r.surrogate_steps.begin(), r.surrogate_steps.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 

@@ -179,8 +179,8 @@ void LimitEnforcer::reportLoop() {
 // cancel its appliance job early) and SIGTERM (the cancel ends them, and
 // they exit 1 so that their steps read FAILED; a signalled step reads
 // CANCELLED). SIGKILL after the grace reaches whatever is left. The waiters
-// report their steps as the job's user, so only as many are spared as the
-// job was given (agent::sparedSteps).
+// report their steps as the job's user, so at most kMaxSurrogateStepsPerJob
+// are spared (agent::sparedSteps).
 std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, LimitAction action) {
   if (action == LimitAction::kKill) return rec.tasks;
   const auto spared = agent::sparedSteps(rec);

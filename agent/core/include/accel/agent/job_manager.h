@@ -121,8 +121,8 @@ class JobManager {
   Result<bool> claimSurrogate(uint32_t job_id, const std::string& appliance_job);
   // Notes a step that stands for an appliance job: the limit's warning
   // signal is for the job's own tasks, never for the waiter in such a step.
-  // The waiter reports it, as the job's user: a job gets no more such steps
-  // than it was given surrogate steps (kConflict past that).
+  // The waiter reports it, as the job's user: a job has at most
+  // kMaxSurrogateStepsPerJob such steps (kConflict past that).
   Status surrogateStepStarted(uint32_t job_id, uint32_t step_id);
   // Called whenever a budget changed in a way that may move a deadline, and
   // when a job's tasks or surrogate steps changed (whom a limit action signals). Set it before

@@ -73,14 +73,13 @@ struct JobRecord {
 // here, and each spares a step from the limit's warning and SIGTERM.
 inline constexpr size_t kMaxSurrogateStepsPerJob = 64;
 
-// How many surrogate steps of the job this node takes reports of: as many
-// as it was given on the job's leader, which makes them (job_nodes.h); on
-// another node (where srun may have placed a waiter) the cap.
-size_t surrogateStepsAllowed(const JobRecord& record);
-
-// The steps a limit's warning and SIGTERM spare: the first reported
-// surrogate steps, at most surrogateStepsAllowed (whatever an older record
-// holds).
+// The steps a limit's warning and SIGTERM spare: the reported surrogate
+// steps, the first kMaxSurrogateStepsPerJob of them (whatever an older
+// record holds). The waiters report them as the job's user, and the agent
+// does not check that a reported step is one it made (a site may turn
+// surrogate steps off and users run the waiter themselves); the cap bounds
+// how much of a job can be kept from the warning and SIGTERM (never from
+// SIGKILL after the grace).
 std::vector<uint32_t> sparedSteps(const JobRecord& record);
 
 // JSON text of a record (stable keys; unknown keys are ignored on read so a

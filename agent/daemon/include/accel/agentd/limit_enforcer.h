@@ -31,7 +31,8 @@
 namespace accel::agentd {
 
 // The tasks an action signals: all of them for kKill; for the warning and
-// SIGTERM, all but those of the steps the record spares (agent::sparedSteps).
+// SIGTERM, all but those of the steps the record spares (agent::sparedSteps,
+// at most kMaxSurrogateStepsPerJob).
 std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, agent::LimitAction action);
 
 struct EnforcerActions {

@@ -68,6 +68,14 @@ int readWarnings(int fd, int want, std::chrono::milliseconds limit) {
   return got;
 }
 
+// In a launcher's child: the appliance counts an appliance job for the Slurm
+// job only when the job's user submitted it, and the fake takes the submitter
+// from the real uid. So the launcher runs for the jobs' user (4242), keeping
+// root's effective uid to reach the test's private state directory.
+void submitAsJobUser() {
+  if (setresuid(4242, 0, 0) != 0) _exit(126);
+}
+
 class LimitProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -233,6 +241,7 @@ TEST_F(LimitProcessTest, ApplianceJobIsChargedFromItsStartAndCancelledAtTheLimit
   if (launcher == 0) {
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
+    submitAsJobUser();
     execl(ACCEL_HW_MOCK_BUILD "/bin/fake-appliance-job", "fake-appliance-job", "--csx", "1", "--queue-seconds", "2",
           "--run-seconds", "30", "--label", "slurm-job-id=2005", static_cast<char*>(nullptr));
     _exit(127);
@@ -265,6 +274,7 @@ TEST_F(LimitProcessTest, SurrogateWaiterIsSparedSigtermButNotSigkill) {
   pid_t launcher = fork();
   if (launcher == 0) {
     dup2(out[1], 1);
+    submitAsJobUser();
     execl(ACCEL_HW_MOCK_BUILD "/bin/fake-appliance-job", "fake-appliance-job", "--csx", "1", "--queue-seconds", "0",
           "--run-seconds", "30", "--label", "slurm-job-id=2006", static_cast<char*>(nullptr));
     _exit(127);

@@ -11,8 +11,11 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   if (auto jobs = accel::appliance::parseCsctlJobs(text); jobs.ok()) {
-    for (const auto& j : *jobs)
-      if (!accel::appliance::isValidJobId(j.id) || j.slurm_job_id == 0) std::abort();
+    for (const auto& j : *jobs) {
+      if (j.slurm_job_id == 0) std::abort();
+      // A readable entry has a valid id; an unreadable one a valid id or none.
+      if (!accel::appliance::isValidJobId(j.id) && (j.unreadable.empty() || !j.id.empty())) std::abort();
+    }
   }
   if (auto gcds = accel::ipu::parseIpuConfigs(text, "p1"); gcds.ok()) {
     for (size_t i = 0; i < gcds->size(); ++i)

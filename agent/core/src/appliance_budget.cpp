@@ -51,7 +51,15 @@ int64_t reachesLimitAt(const ApplianceBudget& b, int64_t limit_ns) {
 }  // namespace
 
 bool noteApplianceJob(ApplianceBudget& b, const appliance::ApplianceJob& job) {
-  if (job.start_ns <= 0) return false;  // still queued: queue time never counts
+  if (job.start_ns <= 0) {
+    // Still queued: queue time never counts. But a run opened for the job
+    // while it could not be read (it counted as running) ends when the job
+    // is read as over without ever having started.
+    auto* open = find(b, job.id, true);
+    if (open == nullptr || !appliance::isFinal(job.state)) return false;
+    open->end_ns = std::max(job.end_ns, open->start_ns + 1);
+    return true;
+  }
   int64_t end = job.end_ns > 0 ? job.end_ns : (appliance::isFinal(job.state) ? job.start_ns : 0);
   ActiveInterval want{job.id, job.start_ns, end};
   if (auto* r = find(b, job.id, false)) {

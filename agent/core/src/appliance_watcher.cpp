@@ -2,11 +2,41 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 
 namespace accel::agent {
 
 using appliance::ApplianceJob;
+
+Attribution attribute(std::vector<ApplianceJob> listed, const std::vector<LiveJob>& live) {
+  std::map<uint32_t, const LiveJob*> by_id;
+  for (const auto& l : live) by_id.emplace(l.id, &l);
+  std::map<uint32_t, size_t> kept;  // owned entries so far, by Slurm job
+  Attribution out;
+  for (auto& j : listed) {
+    auto it = by_id.find(j.slurm_job_id);
+    if (it == by_id.end()) continue;
+    if (!appliance::ownedBy(j, it->second->uid, it->second->user)) {
+      out.foreign.push_back(std::move(j));
+      continue;
+    }
+    size_t& n = kept[j.slurm_job_id];
+    if (n < kMaxApplianceJobsPerJob) {
+      ++n;
+      out.owned.push_back(std::move(j));
+    } else if (n == kMaxApplianceJobsPerJob) {
+      ++n;  // one entry for all the rest
+      ApplianceJob rest;
+      rest.slurm_job_id = j.slurm_job_id;
+      rest.user = j.user;
+      rest.uid = j.uid;
+      rest.unreadable = "more than " + std::to_string(kMaxApplianceJobsPerJob) + " appliance jobs";
+      out.owned.push_back(std::move(rest));
+    }
+  }
+  return out;
+}
 
 double applianceSeconds(const std::vector<ApplianceJob>& jobs, int64_t now_ns) {
   std::vector<std::pair<int64_t, int64_t>> runs;
@@ -34,12 +64,13 @@ double applianceSeconds(const std::vector<ApplianceJob>& jobs, int64_t now_ns) {
 
 ApplianceWatcher::ApplianceWatcher(std::shared_ptr<appliance::ApplianceClient> client,
                                    std::chrono::milliseconds interval, LiveJobs live, OnChange on_change,
-                                   NowFn now)
+                                   NowFn now, OnIgnored on_ignored)
     : client_(std::move(client)),
       interval_(interval),
       live_(std::move(live)),
       on_change_(std::move(on_change)),
-      now_(std::move(now)) {}
+      now_(std::move(now)),
+      on_ignored_(std::move(on_ignored)) {}
 
 ApplianceWatcher::~ApplianceWatcher() {
   {
@@ -72,25 +103,24 @@ void ApplianceWatcher::poke() {
 ApplianceJob ApplianceWatcher::onNodeClock(ApplianceJob j, const ApplianceJob* old, int64_t answered_ns) const {
   const bool seen_before = prev_asked_ns_ > 0 && live_prev_.count(j.slurm_job_id) > 0;
   const int64_t lo = seen_before ? prev_asked_ns_ : std::numeric_limits<int64_t>::min();
-  if (j.start_ns > 0) {
-    if (old != nullptr && old->start_ns > 0) j.start_ns = old->start_ns;
-    else j.start_ns = std::clamp(j.start_ns, std::min(lo, answered_ns), answered_ns);
-  }
-  if (j.end_ns > 0) {
-    if (old != nullptr && old->end_ns > 0) {
-      j.end_ns = old->end_ns;
-    } else {
-      int64_t floor = std::max(lo, j.start_ns);
-      j.end_ns = std::clamp(j.end_ns, std::min(floor, answered_ns), answered_ns);
-    }
+  // A start or end once placed stands (also one the node placed itself for
+  // an entry it could not read, which the appliance does not report).
+  if (old != nullptr && old->start_ns > 0) j.start_ns = old->start_ns;
+  else if (j.start_ns > 0) j.start_ns = std::clamp(j.start_ns, std::min(lo, answered_ns), answered_ns);
+  if (old != nullptr && old->end_ns > 0 && (j.end_ns > 0 || appliance::isFinal(j.state))) {
+    j.end_ns = old->end_ns;
+  } else if (j.end_ns > 0) {
+    int64_t floor = std::max(lo, j.start_ns);
+    j.end_ns = std::clamp(j.end_ns, std::min(floor, answered_ns), answered_ns);
   }
   return j;
 }
 
 Status ApplianceWatcher::pollOnce() {
   auto live_list = live_();
-  std::set<uint32_t> live(live_list.begin(), live_list.end());
-  std::vector<ApplianceJob> seen;
+  std::set<uint32_t> live;
+  for (const auto& l : live_list) live.insert(l.id);
+  Attribution seen;
   int64_t asked_ns = 0, answered_ns = 0;
   if (!live.empty()) {
     asked_ns = now_();
@@ -101,28 +131,72 @@ Status ApplianceWatcher::pollOnce() {
       last_error_ = jobs.error().message();
       return jobs.error();
     }
-    for (auto& j : *jobs)
-      if (live.count(j.slurm_job_id)) seen.push_back(std::move(j));
+    seen = attribute(std::move(*jobs), live_list);
   }
-  std::vector<ApplianceJob> changed;
+  std::vector<ApplianceJob> changed, ignored;
   {
     std::lock_guard<std::mutex> g(mu_);
     last_error_.clear();
-    std::map<std::string, ApplianceJob> next;
-    for (auto& raw : seen) {
-      auto old = tracked_.find(raw.id);
-      ApplianceJob j = onNodeClock(std::move(raw), old == tracked_.end() ? nullptr : &old->second, answered_ns);
-      if (old == tracked_.end() || old->second.state != j.state || old->second.systems != j.systems ||
-          old->second.start_ns != j.start_ns || old->second.end_ns != j.end_ns)
+    std::map<Key, ApplianceJob> next;
+    for (auto& raw : seen.owned) {
+      Key key{raw.slurm_job_id, raw.id.empty() ? kUnreadableEntry : raw.id};
+      if (next.count(key)) continue;  // listed twice: the first stands
+      auto old = tracked_.find(key);
+      const ApplianceJob* before = old == tracked_.end() ? nullptr : &old->second;
+      ApplianceJob j = raw.unreadable.empty() ? onNodeClock(std::move(raw), before, answered_ns)
+                                              : unreadable(std::move(raw), key.second, before, answered_ns);
+      // Read at last: the placeholder's run goes on as the job's own (from
+      // its start, also through a queue), until the job is over.
+      if (before != nullptr && !before->unreadable.empty() && j.unreadable.empty()) {
+        if (j.start_ns == 0) j.start_ns = before->start_ns;
+        if (appliance::isFinal(j.state) && j.end_ns == 0) j.end_ns = answered_ns;
+      }
+      if (before == nullptr || before->state != j.state || before->systems != j.systems ||
+          before->start_ns != j.start_ns || before->end_ns != j.end_ns)
         changed.push_back(j);
-      next[j.id] = std::move(j);
+      next[key] = std::move(j);
     }
+    // A placeholder no longer listed (the entry is gone, or reads well under
+    // another key) stops counting now.
+    for (const auto& [key, j] : tracked_)
+      if (!j.unreadable.empty() && j.end_ns == 0 && live.count(key.first) && !next.count(key)) {
+        ApplianceJob over = j;
+        over.state = appliance::ApplianceState::kFailed;
+        over.end_ns = std::max(answered_ns, j.start_ns);
+        changed.push_back(over);
+      }
+    std::set<Key> told;
+    for (auto& j : seen.foreign) {
+      Key key{j.slurm_job_id, j.id};
+      if (!ignored_.count(key) && !told.count(key)) ignored.push_back(j);
+      told.insert(std::move(key));
+    }
+    ignored_ = std::move(told);
     tracked_ = std::move(next);  // jobs of Slurm jobs that ended here are forgotten
     prev_asked_ns_ = asked_ns;
     live_prev_ = std::move(live);
   }
-  for (const auto& j : changed) on_change_(j);  // outside the lock: it may ask secondsOf()
+  // Outside the lock: the callbacks may ask secondsOf().
+  if (on_ignored_)
+    for (const auto& j : ignored) on_ignored_(j);
+  for (const auto& j : changed) on_change_(j);
   return okStatus();
+}
+
+// Fail closed for one Slurm job: an entry it cannot read is taken as what
+// was last read of it, or else as running since this poll.
+ApplianceJob ApplianceWatcher::unreadable(ApplianceJob raw, const std::string& id, const ApplianceJob* old,
+                                          int64_t answered_ns) {
+  if (old != nullptr && old->unreadable.empty()) return *old;
+  ApplianceJob j;
+  j.id = id;
+  j.slurm_job_id = raw.slurm_job_id;
+  j.user = std::move(raw.user);
+  j.uid = raw.uid;
+  j.state = appliance::ApplianceState::kRunning;
+  j.start_ns = old != nullptr ? old->start_ns : answered_ns;
+  j.unreadable = std::move(raw.unreadable);
+  return j;
 }
 
 void ApplianceWatcher::run() {
@@ -143,8 +217,8 @@ void ApplianceWatcher::run() {
 std::vector<ApplianceJob> ApplianceWatcher::jobsOf(uint32_t slurm_job) const {
   std::lock_guard<std::mutex> g(mu_);
   std::vector<ApplianceJob> out;
-  for (const auto& [id, j] : tracked_)
-    if (j.slurm_job_id == slurm_job) out.push_back(j);
+  for (auto it = tracked_.lower_bound(Key{slurm_job, ""}); it != tracked_.end() && it->first.first == slurm_job; ++it)
+    out.push_back(it->second);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.create_ns < b.create_ns; });
   return out;
 }

@@ -400,21 +400,39 @@ Status JobManager::limitActionTaken(uint32_t job_id, LimitAction action, int64_t
 Result<bool> JobManager::claimSurrogate(uint32_t job_id, const std::string& appliance_job) {
   std::lock_guard<std::mutex> g(mu_);
   bool claimed = false;
+  bool full = false;
   auto s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
     if (std::find(r.surrogates.begin(), r.surrogates.end(), appliance_job) != r.surrogates.end()) return false;
+    if (r.surrogates.size() >= kMaxSurrogateStepsPerJob) {
+      full = true;
+      return false;
+    }
     r.surrogates.push_back(appliance_job);
     return claimed = true;
   });
   ACCEL_TRY(s);
+  if (full)
+    return Error(ErrorCode::kConflict,
+                 "the job has " + std::to_string(kMaxSurrogateStepsPerJob) + " surrogate steps, the most it gets");
   return claimed;
 }
 
 Status JobManager::surrogateStepStarted(uint32_t job_id, uint32_t step_id) {
-  return changeLive(job_id, [&](JobRecord& r, bool& tell) {  // whom the warning spares
+  bool full = false;
+  auto s = changeLive(job_id, [&](JobRecord& r, bool& tell) {  // whom the warning spares
     if (std::find(r.surrogate_steps.begin(), r.surrogate_steps.end(), step_id) != r.surrogate_steps.end()) return false;
+    if (r.surrogate_steps.size() >= kMaxSurrogateStepsPerJob) {
+      full = true;
+      return false;
+    }
     r.surrogate_steps.push_back(step_id);
     return tell = true;
   });
+  ACCEL_TRY(s);
+  if (full)
+    return Error(ErrorCode::kConflict,
+                 "the job has " + std::to_string(kMaxSurrogateStepsPerJob) + " surrogate steps reported, the most it gets");
+  return okStatus();
 }
 
 LimitPolicy limitPolicy(const JobRequestSpec& spec, int64_t grace_ns) {

@@ -1,9 +1,12 @@
 #include "accel/agent/job_record.h"
 
+#include <algorithm>
+
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+
 
 namespace accel::agent {
 
@@ -180,6 +183,11 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     return Error(ErrorCode::kParse, std::string("job record: ") + e.what());
   }
   return r;
+}
+
+std::vector<uint32_t> sparedSteps(const JobRecord& r) {
+  const size_t n = std::min(r.surrogate_steps.size(), kMaxSurrogateStepsPerJob);
+  return {r.surrogate_steps.begin(), r.surrogate_steps.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 
 }  // namespace accel::agent

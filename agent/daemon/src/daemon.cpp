@@ -229,7 +229,13 @@ Status Daemon::start() {
   ctx_.drain_node = [this](uint32_t job_id, const std::string& node, const std::string& reason) {
     drainer_->drainOnce(job_id, node, reason);
   };
-  ctx_.emit = [this](const event::Event& e) { emitEvent(e); };
+  ctx_.emit = [this](const event::Event& e) {
+    // A surrogate step's report comes from the job's user, as often as they like.
+    if (const auto* step = std::get_if<event::StepStarted>(&e); step && step->surrogate &&
+                                                                !applianceEventAllowed(step->job_id))
+      return;
+    emitEvent(e);
+  };
   ctx_.surrogate_started = [this](uint32_t, const std::string& appliance_job) {
     std::lock_guard<std::mutex> g(surrogate_mu_);
     surrogate_started_.insert(appliance_job);
@@ -359,16 +365,23 @@ Status Daemon::startTrash(const std::string& ipu_root) {
 void Daemon::startApplianceWatcher() {
   if (!vendors_.appliance) return;
   auto live = [this] {
-    std::vector<uint32_t> ids;
+    std::vector<agent::LiveJob> jobs;
+    std::set<uint32_t> ids;
     for (const auto& r : manager_->jobs())
-      if (r.phase == agent::JobPhase::kReady) ids.push_back(r.spec.job_id);
-    return ids;
+      if (r.phase == agent::JobPhase::kReady) {
+        jobs.push_back(agent::LiveJob{.id = r.spec.job_id, .uid = r.spec.uid, .user = r.spec.user});
+        ids.insert(r.spec.job_id);
+      }
+    appliance_events_.keepOnly(ids);
+    return jobs;
   };
   auto changed = [this](const appliance::ApplianceJob& j) {
     (void)manager_->applianceJobSeen(j.slurm_job_id, j);  // kNotFound: the job just ended
     maybeSurrogate(j);
+    if (!applianceEventAllowed(j.slurm_job_id)) return;
     log::info("appliance: job " + std::to_string(j.slurm_job_id) + ": " + j.id + " " + appliance::stateName(j.state) +
-              " (" + std::to_string(j.systems) + " CS-X)");
+              " (" + std::to_string(j.systems) + " CS-X)" +
+              (j.unreadable.empty() ? "" : "; its entry cannot be read (" + j.unreadable + "), so the job counts as using the appliance"));
     emitEvent(event::ApplianceJobChanged{
         .job_id = j.slurm_job_id,
         .appliance_job = j.id,
@@ -376,9 +389,17 @@ void Daemon::startApplianceWatcher() {
         .csx_count = j.systems,
         .seconds_used = static_cast<uint64_t>(appliance_->secondsOf(j.slurm_job_id))});
   };
+  // Told once per entry while it stays listed.
+  auto ignored = [](const appliance::ApplianceJob& j) {
+    const std::string who = j.uid >= 0 ? "user " + (j.user.empty() ? "" : "'" + j.user + "' ") + "(uid " + std::to_string(j.uid) + ")"
+                            : !j.user.empty() ? "user '" + j.user + "'"
+                                              : "a user the appliance does not name";
+    log::warning("appliance: job " + std::to_string(j.slurm_job_id) + ": " + (j.id.empty() ? "an appliance job" : j.id) +
+                 " of " + who + " carries this job's label but is not its user's: ignored");
+  };
   appliance_ = std::make_unique<agent::ApplianceWatcher>(
       vendors_.appliance, std::chrono::duration_cast<std::chrono::milliseconds>(config_.appliance_poll_interval),
-      live, changed, jobClockNs);
+      live, changed, jobClockNs, ignored);
   ctx_.appliance_jobs = [this](uint32_t id) { return appliance_->jobsOf(id); };
   ctx_.appliance_seconds = [this](uint32_t id) { return appliance_->secondsOf(id); };
   ctx_.jobs_changed = [this] { appliance_->poke(); };
@@ -401,14 +422,21 @@ Status Daemon::startLimitEnforcer() {
 // Off the enforcer's thread: the appliance client may take seconds. The
 // list is read afresh, so a job submitted since the last poll is cancelled too.
 void Daemon::cancelApplianceJobs(uint32_t job_id) {
-  std::thread([client = vendors_.appliance, job_id] {
+  auto rec = manager_->job(job_id);
+  if (!rec) return;
+  std::thread([client = vendors_.appliance, job_id, uid = rec->spec.uid, user = rec->spec.user] {
     auto jobs = client->jobs();
     if (!jobs.ok()) {
       log::error("limit: job " + std::to_string(job_id) + ": appliance jobs not cancelled: " + jobs.error().message());
       return;
     }
+    // Only the job's own: another user's appliance job is not this job's to
+    // end, whatever its label. One that cannot be read is cancelled if it
+    // can be named (cancelling an ended job changes nothing).
     for (const auto& j : *jobs) {
-      if (j.slurm_job_id != job_id || appliance::isFinal(j.state)) continue;
+      if (j.slurm_job_id != job_id || !appliance::ownedBy(j, uid, user) || !appliance::isValidJobId(j.id) ||
+          (j.unreadable.empty() && appliance::isFinal(j.state)))
+        continue;
       auto s = client->cancel(j.id);
       if (!s.ok()) log::error("limit: job " + std::to_string(job_id) + ": cancel " + j.id + ": " + s.error().message());
     }
@@ -435,6 +463,9 @@ void Daemon::maybeSurrogate(const appliance::ApplianceJob& j) {
   auto rec = manager_->job(j.slurm_job_id);
   if (!rec || !wantsSurrogate(*rec, j)) return;
   auto claimed = manager_->claimSurrogate(j.slurm_job_id, j.id);
+  if (!claimed.ok() && claimed.error().code() != ErrorCode::kNotFound)
+    log::warning("surrogate: job " + std::to_string(j.slurm_job_id) + ": no step for " + j.id + ": " +
+                 claimed.error().message());
   if (!claimed.ok() || !*claimed) return;
   SurrogateSpec spec{.job_id = j.slurm_job_id, .uid = rec->spec.uid, .gid = rec->spec.gid, .user = rec->spec.user,
                      .appliance_job = j.id, .step_name = surrogateStepName(j)};
@@ -467,6 +498,15 @@ void Daemon::surrogateEnded(const SurrogateSpec& spec, int status) {
                  appliance::stateName(j.state) + (s.ok() ? "; appliance job cancelled" : "; cancel failed: " + s.error().message()));
     if (appliance_) appliance_->poke();
   }
+}
+
+// Past its allowance a job's appliance work streams nothing more; said once.
+bool Daemon::applianceEventAllowed(uint32_t job_id) {
+  auto take = appliance_events_.take(job_id);
+  if (take == agent::PerJobCap::Take::kFirstRefused)
+    log::warning("appliance: job " + std::to_string(job_id) + ": " + std::to_string(agent::kMaxApplianceEventsPerJob) +
+                 " events of its appliance jobs and surrogate steps streamed; no more are");
+  return take == agent::PerJobCap::Take::kAllowed;
 }
 
 // A lifecycle event the spool cannot take is logged, not fatal: the job

@@ -178,14 +178,23 @@ void LimitEnforcer::reportLoop() {
 // The waiters of surrogate steps are spared the warning (ending one would
 // cancel its appliance job early) and SIGTERM (the cancel ends them, and
 // they exit 1 so that their steps read FAILED; a signalled step reads
-// CANCELLED). SIGKILL after the grace reaches whatever is left.
-int LimitEnforcer::signal(const agent::JobRecord& rec, LimitAction action) {
-  if (action == LimitAction::kKill) return actions_.signal_tasks(rec.tasks, SIGKILL);
+// CANCELLED). SIGKILL after the grace reaches whatever is left. The waiters
+// report their steps as the job's user, so at most kMaxSurrogateStepsPerJob
+// are spared (agent::sparedSteps).
+std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, LimitAction action) {
+  if (action == LimitAction::kKill) return rec.tasks;
+  const auto spared = agent::sparedSteps(rec);
   std::vector<agent::TaskRef> own;
   for (const auto& t : rec.tasks)
-    if (std::find(rec.surrogate_steps.begin(), rec.surrogate_steps.end(), t.step_id) == rec.surrogate_steps.end())
-      own.push_back(t);
-  return actions_.signal_tasks(own, action == LimitAction::kWarn ? rec.spec.appliance_signal : SIGTERM);
+    if (std::find(spared.begin(), spared.end(), t.step_id) == spared.end()) own.push_back(t);
+  return own;
+}
+
+int LimitEnforcer::signal(const agent::JobRecord& rec, LimitAction action) {
+  const int sig = action == LimitAction::kKill   ? SIGKILL
+                  : action == LimitAction::kWarn ? rec.spec.appliance_signal
+                                                 : SIGTERM;
+  return actions_.signal_tasks(tasksToSignal(rec, action), sig);
 }
 
 void LimitEnforcer::report(const Taken& t) {

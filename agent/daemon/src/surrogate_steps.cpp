@@ -21,7 +21,8 @@
 namespace accel::agentd {
 
 bool wantsSurrogate(const agent::JobRecord& rec, const appliance::ApplianceJob& job) {
-  if (!appliance::isValidJobId(job.id)) return false;
+  // A placeholder for an entry that could not be read stands for no job a step could follow.
+  if (!appliance::isValidJobId(job.id) || !job.unreadable.empty()) return false;
   if (job.state != appliance::ApplianceState::kRunning && !(appliance::isFinal(job.state) && job.start_ns > 0))
     return false;
   return rec.phase == agent::JobPhase::kReady && !rec.spec.user.empty() && agent::leadsJob(rec.spec);

@@ -1,6 +1,7 @@
 #include <time.h>
 
 #include <charconv>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "accel/appliance/appliance.h"
@@ -47,33 +48,75 @@ uint32_t slurmJobId(const json& item) {
   return id;
 }
 
-Result<ApplianceJob> parseItem(const json& item) {
-  if (!item.is_object()) return Error(ErrorCode::kParse, "item is not an object");
-  ApplianceJob job;
+// Text from the appliance that goes into logs: at most `max` bytes, each
+// byte outside printable ASCII shown as '?'.
+std::string printable(std::string text, size_t max) {
+  if (text.size() > max) text.resize(max);
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+  return text;
+}
+
+// The owner as the appliance reports it: a name and/or a uid. A field of
+// the wrong type, a name that is empty, too long or not printable, or a uid
+// out of range is taken as not reported.
+void readOwner(const json& item, ApplianceJob& job) {
+  if (auto user = item.find("user"); user != item.end() && user->is_string()) {
+    const auto& name = user->get_ref<const std::string&>();
+    bool printable = !name.empty() && name.size() <= kMaxUserNameBytes;
+    for (unsigned char c : name) printable = printable && c > 0x20 && c < 0x7f;
+    if (printable) job.user = name;
+  }
+  if (auto uid = item.find("uid"); uid != item.end() && uid->is_number_unsigned()) {
+    uint64_t v = uid->get<uint64_t>();
+    if (v < 0xffffffffULL) job.uid = static_cast<int64_t>(v);  // (uid_t)-1 is no uid
+  }
+}
+
+// Everything but the label and the owner; `job.id` is set when the name is valid.
+Status readRest(const json& item, ApplianceJob& job) {
   auto name = item.find("name");
-  if (name == item.end() || !name->is_string() || !isValidJobId(name->get<std::string>()))
+  if (name == item.end() || !name->is_string() || !isValidJobId(name->get_ref<const std::string&>()))
     return Error(ErrorCode::kParse, "item without a valid \"name\"");
   job.id = name->get<std::string>();
   auto state = item.find("state");
-  if (state == item.end() || !state->is_string()) return Error(ErrorCode::kParse, job.id + ": no state");
+  if (state == item.end() || !state->is_string()) return Error(ErrorCode::kParse, "no state");
   auto st = parseState(state->get<std::string>());
-  if (!st.ok()) return st.error().context(job.id);
+  if (!st.ok()) return st.error();
   job.state = *st;
   auto systems = item.find("systems");
   if (systems != item.end() && !systems->is_null()) {
     if (!systems->is_number_unsigned() || systems->get<uint64_t>() > 4096)
-      return Error(ErrorCode::kParse, job.id + ": bad \"systems\"");
+      return Error(ErrorCode::kParse, "bad \"systems\"");
     job.systems = systems->get<uint32_t>();
   }
-  if (auto user = item.find("user"); user != item.end() && user->is_string()) job.user = *user;
   auto c = optionalTime(item, "createTime"), s = optionalTime(item, "startTime"),
        e = optionalTime(item, "endTime");
   for (auto* t : {&c, &s, &e})
-    if (!t->ok()) return t->error().context(job.id);
+    if (!t->ok()) return t->error();
   job.create_ns = *c;
   job.start_ns = *s;
   job.end_ns = *e;
+  return okStatus();
+}
+
+// An item with a Slurm job label, fully read or marked unreadable; nullopt
+// for an item that carries no label (or is not an object).
+std::optional<ApplianceJob> parseItem(const json& item) {
+  if (!item.is_object()) return std::nullopt;
+  ApplianceJob job;
   job.slurm_job_id = slurmJobId(item);
+  if (job.slurm_job_id == 0) return std::nullopt;
+  readOwner(item, job);
+  if (auto s = readRest(item, job); !s.ok()) {
+    ApplianceJob kept;  // only what could be read
+    kept.id = job.id;
+    kept.slurm_job_id = job.slurm_job_id;
+    kept.user = job.user;
+    kept.uid = job.uid;
+    kept.unreadable = printable(s.error().message(), 200);
+    return kept;
+  }
   return job;
 }
 
@@ -93,6 +136,11 @@ const char* stateName(ApplianceState s) {
 bool isFinal(ApplianceState s) {
   return s == ApplianceState::kSucceeded || s == ApplianceState::kFailed ||
          s == ApplianceState::kCancelled;
+}
+
+bool ownedBy(const ApplianceJob& job, uint32_t uid, std::string_view user) {
+  if (job.uid >= 0) return job.uid == static_cast<int64_t>(uid);
+  return !job.user.empty() && job.user == user;
 }
 
 bool isValidJobId(std::string_view id) {
@@ -142,11 +190,11 @@ Result<std::vector<ApplianceJob>> parseCsctlJobs(std::string_view text) {
     return Error(ErrorCode::kParse, "no \"items\" list");
   std::vector<ApplianceJob> out;
   if (items->is_null()) return out;
-  for (const auto& item : *items) {
-    auto job = parseItem(item);
-    if (!job.ok()) return job.error();
-    if (job->slurm_job_id != 0) out.push_back(std::move(*job));
-  }
+  if (items->size() > kMaxListedJobs)
+    return Error(ErrorCode::kParse, std::to_string(items->size()) + " items, more than " +
+                                        std::to_string(kMaxListedJobs) + " are not read");
+  for (const auto& item : *items)
+    if (auto job = parseItem(item)) out.push_back(std::move(*job));
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "appliance_jobs.h"
 
 #include <dirent.h>
+#include <pwd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -59,6 +60,7 @@ json recordToJson(const ApplianceJob& job) {
             {"type", job.type()},
             {"systems", job.systems},
             {"user", job.user},
+            {"uid", job.uid},
             {"createTime", job.create_time},
             {"queueSeconds", job.queue_seconds},
             {"runSeconds", job.run_seconds},
@@ -78,6 +80,7 @@ Result<ApplianceJob> recordFromJson(std::string_view text) {
     job.labels = j.value("labels", std::map<std::string, std::string>{});
     job.systems = j.value("systems", 0);
     job.user = j.value("user", "");
+    job.uid = j.value("uid", -1LL);
     job.create_time = j.at("createTime").get<double>();
     job.queue_seconds = j.value("queueSeconds", 0.0);
     job.run_seconds = j.value("runSeconds", 0.0);
@@ -93,15 +96,17 @@ Result<ApplianceJob> recordFromJson(std::string_view text) {
 json jobToApi(const ApplianceJob& job, double now) {
   const JobView v = viewAt(job, now);
   auto time = [](const std::optional<double>& t) { return t ? json(rfc3339(*t)) : json(nullptr); };
-  return {{"name", job.id},
-          {"labels", job.labels},
-          {"type", job.type()},
-          {"state", phaseName(v.phase)},
-          {"systems", job.systems},
-          {"user", job.user},
-          {"createTime", rfc3339(job.create_time)},
-          {"startTime", time(v.start_time)},
-          {"endTime", time(v.end_time)}};
+  json item = {{"name", job.id},
+               {"labels", job.labels},
+               {"type", job.type()},
+               {"state", phaseName(v.phase)},
+               {"systems", job.systems},
+               {"user", job.user},
+               {"createTime", rfc3339(job.create_time)},
+               {"startTime", time(v.start_time)},
+               {"endTime", time(v.end_time)}};
+  if (job.uid >= 0) item["uid"] = job.uid;
+  return item;
 }
 
 namespace {
@@ -192,6 +197,11 @@ Result<ApplianceJob> loadJob(const std::string& jobs_dir, const std::string& id)
   if (!file->exists) return Error(ErrorCode::kNotFound, "job '" + id + "' not found");
   auto job = recordFromJson(file->text);
   if (!job.ok()) return job.error().context(jobs_dir + "/" + id + ".json");
+  if (file->owner != 0) {
+    job->uid = file->owner;
+    const passwd* pw = ::getpwuid(file->owner);
+    job->user = pw != nullptr ? pw->pw_name : std::to_string(file->owner);
+  }
   return job;
 }
 

@@ -17,7 +17,8 @@ struct ApplianceJob {
   std::string id;                             // wsjob-<22 of [a-z0-9]>
   std::map<std::string, std::string> labels;  // at least slurm-job-id
   int systems = 0;                            // CS-X systems; 0 means a compile job
-  std::string user;
+  std::string user;     // the submitter's name
+  long long uid = -1;   // the submitter's uid; -1: not recorded
   double create_time = 0;  // epoch seconds, CLOCK_REALTIME
   double queue_seconds = 0;
   double run_seconds = 0;
@@ -50,7 +51,12 @@ std::string jobsTable(const std::vector<ApplianceJob>& jobs, double now);
 std::string newJobId();
 bool isJobId(std::string_view id);
 
-// Files under <appliance dir>/jobs (created 1777 on demand). loadJobs skips
+// Files under <appliance dir>/jobs (created 1777 on demand). A record's
+// owner is who submitted it, as a real appliance knows its submitter: for a
+// file owned by anyone but root, user and uid are the file owner's, whatever
+// the record says (a user writing a record by hand cannot name another);
+// root's files (the appliance's own, or a test's) keep what they hold.
+// loadJobs skips
 // anything that is not a finished record (temp files of a writer in flight)
 // and returns jobs ordered by create time. loadJob: kNotFound if absent.
 Result<std::string> jobsDir(const std::string& appliance_dir);

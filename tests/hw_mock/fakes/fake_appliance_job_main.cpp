@@ -135,6 +135,7 @@ int run(int argc, char** argv) {
   if (!jobs_dir.ok()) return fail(jobs_dir.error().message());
   job->id = newJobId();
   job->user = userName();
+  job->uid = ::getuid();
   job->create_time = nowSeconds();
   if (auto s = saveJob(*jobs_dir, *job); !s.ok()) return fail(s.error().message());
   std::printf("%s\n", job->id.c_str());

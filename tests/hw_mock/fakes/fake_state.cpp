@@ -80,6 +80,8 @@ Result<FileText> readText(const std::string& path) {
     return sysError("open " + path, errno);
   }
   FileText out{true, {}};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) out.owner = st.st_uid;
   char buf[8192];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);

@@ -42,6 +42,7 @@ class StateLock {
 struct FileText {
   bool exists = false;
   std::string text;
+  unsigned owner = 0;  // the file's owner (uid)
 };
 Result<FileText> readText(const std::string& path);
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "accel/agent/job_manager.h"
+#include "accel/agent/per_job_cap.h"
 #include "accel/common/safe_file.h"
 
 namespace accel::agent {
@@ -117,6 +118,20 @@ TEST(ApplianceBudgetTest, RecordKeepsTheBudgetAndRefusesAMalformedRun) {
   EXPECT_EQ(old->budget, ApplianceBudget{});
 }
 
+// A run opened while the job's entry could not be read (it counted as
+// running) ends when the job is read as over without having started; a job
+// read as still queued leaves it open.
+TEST(ApplianceBudgetTest, APlaceholderRunEndsWhenItsJobIsReadOverWithoutAStart) {
+  ApplianceBudget b;
+  ASSERT_TRUE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kRunning, kT0)));  // the placeholder
+  EXPECT_FALSE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kQueued, 0)));
+  EXPECT_EQ(usedNs(b, kT0 + 5 * kSec), 5 * kSec);
+  EXPECT_TRUE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kCancelled, 0, kT0 + 7 * kSec)));
+  EXPECT_EQ(usedNs(b, kT0 + 100 * kSec), 7 * kSec);
+  EXPECT_FALSE(noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kCancelled, 0, kT0)))
+      << "a job never seen running adds nothing";
+}
+
 // The manager charges steps of a job with devices, persists the budget and a
 // restarted manager finds the same deadline.
 TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
@@ -171,6 +186,68 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
   EXPECT_EQ(usedNs(again->job(9)->budget, kT0 + 100 * kSec), 3 * kSec);
   ASSERT_TRUE(again->epilog(9).ok());
   ASSERT_TRUE(removeTree(root).ok());
+}
+
+// Surrogate steps are the job user's to multiply (one per appliance job, and
+// the waiters report their steps themselves): a job gets at most
+// kMaxSurrogateStepsPerJob of each, and no more spared steps.
+TEST(ApplianceBudgetTest, SurrogateStepsAndTheStepsTheySpareAreCapped) {
+  char tmpl[] = "/tmp/accel-budget-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  Inventory inv;
+  JobManager m(JobStore(root + "/state"), inv, std::vector<std::unique_ptr<JobStep>>{}, [] { return kT0; });
+  ASSERT_TRUE(m.recover().ok());
+  JobRequestSpec spec;
+  spec.job_id = 9;
+  ASSERT_TRUE(m.prolog(spec).ok());
+  for (size_t i = 0; i < kMaxSurrogateStepsPerJob; ++i) {
+    auto c = m.claimSurrogate(9, "wsjob-" + std::to_string(i));
+    ASSERT_TRUE(c.ok() && *c) << i;
+  }
+  auto over = m.claimSurrogate(9, "wsjob-more");
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code(), ErrorCode::kConflict);
+  auto known = m.claimSurrogate(9, "wsjob-0");  // already has its step: no error
+  ASSERT_TRUE(known.ok());
+  EXPECT_FALSE(*known);
+  for (uint32_t step = 0; step < kMaxSurrogateStepsPerJob; ++step) ASSERT_TRUE(m.surrogateStepStarted(9, step).ok());
+  EXPECT_TRUE(m.surrogateStepStarted(9, 3).ok()) << "a report again is no change";
+  EXPECT_EQ(m.surrogateStepStarted(9, 1000).error().code(), ErrorCode::kConflict);
+  auto rec = m.job(9);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->surrogates.size(), kMaxSurrogateStepsPerJob);
+  EXPECT_EQ(rec->surrogate_steps.size(), kMaxSurrogateStepsPerJob);
+  EXPECT_EQ(sparedSteps(*rec).size(), kMaxSurrogateStepsPerJob);
+  ASSERT_TRUE(m.epilog(9).ok());
+  ASSERT_TRUE(removeTree(root).ok());
+}
+
+TEST(ApplianceBudgetTest, SparedStepsAreCappedWhateverTheRecordHolds) {
+  JobRecord r;
+  r.spec.job_id = 9;
+  r.surrogate_steps = {4, 5, 6};
+  EXPECT_EQ(sparedSteps(r), (std::vector<uint32_t>{4, 5, 6}));
+  for (uint32_t i = 0; i < 200; ++i) r.surrogate_steps.push_back(100 + i);  // an older record, before the cap
+  auto spared = sparedSteps(r);
+  ASSERT_EQ(spared.size(), kMaxSurrogateStepsPerJob);
+  EXPECT_EQ(spared.front(), 4u);
+}
+
+// What a job's user can make happen as often as they like is streamed up to a
+// cap per job; the first refusal is told apart (one log line), and a job that
+// ended here is forgotten.
+TEST(PerJobCapTest, AllowsUpToTheCapPerJobAndSaysWhenItFirstRefuses) {
+  PerJobCap cap(3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(cap.take(7), PerJobCap::Take::kAllowed);
+  EXPECT_EQ(cap.take(7), PerJobCap::Take::kFirstRefused);
+  EXPECT_EQ(cap.take(7), PerJobCap::Take::kRefused);
+  EXPECT_EQ(cap.take(8), PerJobCap::Take::kAllowed) << "another job has its own share";
+  cap.keepOnly({8});
+  EXPECT_EQ(cap.take(7), PerJobCap::Take::kAllowed) << "job 7 ended here and was forgotten";
+  EXPECT_EQ(cap.take(8), PerJobCap::Take::kAllowed);
+  EXPECT_EQ(cap.take(8), PerJobCap::Take::kAllowed);
+  EXPECT_EQ(cap.take(8), PerJobCap::Take::kFirstRefused);
 }
 
 }  // namespace

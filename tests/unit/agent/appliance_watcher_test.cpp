@@ -46,16 +46,20 @@ ApplianceJob job(std::string id, uint32_t slurm, ApplianceState st, uint32_t sys
   j.systems = systems;
   j.start_ns = start;
   j.end_ns = end;
+  j.user = "alice";  // the user of every live job here unless a test says otherwise
+  j.uid = 1001;
   return j;
 }
 
+LiveJob liveJob(uint32_t id, uint32_t uid = 1001, std::string user = "alice") { return {id, uid, std::move(user)}; }
+
 struct ApplianceWatcherTest : ::testing::Test {
   std::shared_ptr<FakeAppliance> fake = std::make_shared<FakeAppliance>();
-  std::vector<uint32_t> live = {65};
-  std::vector<ApplianceJob> changes;
+  std::vector<LiveJob> live = {liveJob(65)};
+  std::vector<ApplianceJob> changes, ignored;
   int64_t now = 100 * kSec;
   ApplianceWatcher w{fake, 50ms, [this] { return live; }, [this](const ApplianceJob& j) { changes.push_back(j); },
-                     [this] { return now; }};
+                     [this] { return now; }, [this](const ApplianceJob& j) { ignored.push_back(j); }};
 };
 
 TEST(ApplianceSeconds, CountsRunningTimeOnceAndNeverTheQueue) {
@@ -157,10 +161,143 @@ TEST_F(ApplianceWatcherTest, AppliancesTimesAreKeptWithinWhatTheNodeSaw) {
   }
 }
 
+// The label is the submitter's to write: an appliance job labelled with a
+// Slurm job counts for it only when the appliance says that job's user
+// submitted it. Another user's, or one whose submitter is not reported, is
+// ignored, and told once while it is listed.
+TEST_F(ApplianceWatcherTest, AnotherUsersJobWithThisJobsLabelIsIgnoredAndToldOnce) {
+  now = 100 * kSec;
+  auto evil = job("wsjob-evil", 65, ApplianceState::kRunning, 4, 10 * kSec);
+  evil.user = "mallory";
+  evil.uid = 1002;
+  auto nameless = job("wsjob-anon", 65, ApplianceState::kRunning, 1, 10 * kSec);
+  nameless.user.clear();
+  nameless.uid = -1;
+  auto by_name = job("wsjob-byname", 65, ApplianceState::kQueued, 1);
+  by_name.uid = -1;  // an appliance that reports names only: the name decides
+  fake->list = {evil, job("wsjob-own", 65, ApplianceState::kRunning, 1, 95 * kSec), nameless, by_name};
+  ASSERT_TRUE(w.pollOnce().ok());
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].id, "wsjob-own");
+  EXPECT_EQ(changes[1].id, "wsjob-byname");
+  ASSERT_EQ(ignored.size(), 2u);
+  EXPECT_EQ(ignored[0].id, "wsjob-evil");
+  EXPECT_EQ(ignored[0].uid, 1002);
+  EXPECT_EQ(ignored[1].id, "wsjob-anon");
+  EXPECT_EQ(w.jobsOf(65).size(), 2u);
+  EXPECT_DOUBLE_EQ(w.secondsOf(65), 5.0) << "the other user's 90 s do not count";
+  ASSERT_TRUE(w.pollOnce().ok());
+  EXPECT_EQ(ignored.size(), 2u) << "told once while listed";
+  fake->list = {job("wsjob-own", 65, ApplianceState::kRunning, 1, 95 * kSec)};
+  ASSERT_TRUE(w.pollOnce().ok());
+  fake->list.push_back(evil);
+  ASSERT_TRUE(w.pollOnce().ok());
+  EXPECT_EQ(ignored.size(), 3u) << "listed again after it was gone: told again";
+  // The same uid under another name is the same user (uids decide when reported).
+  live = {liveJob(65, 1002, "renamed")};
+  changes.clear();
+  ASSERT_TRUE(w.pollOnce().ok());
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].id, "wsjob-evil");
+}
+
+TEST(ApplianceAttribution, OwnedEntriesPerJobAreCappedAndTheRestCountAsOne) {
+  std::vector<ApplianceJob> listed;
+  for (size_t i = 0; i < kMaxApplianceJobsPerJob + 10; ++i)
+    listed.push_back(job("wsjob-" + std::to_string(i), 65, ApplianceState::kSucceeded, 0, kSec, 2 * kSec));
+  listed.push_back(job("wsjob-other", 66, ApplianceState::kRunning, 1, kSec));
+  listed.push_back(job("wsjob-notlive", 67, ApplianceState::kRunning, 1, kSec));
+  auto a = attribute(listed, {liveJob(65), liveJob(66)});
+  EXPECT_TRUE(a.foreign.empty());
+  ASSERT_EQ(a.owned.size(), kMaxApplianceJobsPerJob + 2);
+  const auto& rest = a.owned[kMaxApplianceJobsPerJob];
+  EXPECT_EQ(rest.slurm_job_id, 65u);
+  EXPECT_EQ(rest.id, "");
+  EXPECT_EQ(rest.unreadable, "more than 64 appliance jobs");
+  EXPECT_EQ(a.owned.back().id, "wsjob-other");
+  // Another user's entries take none of the job's places.
+  for (auto& j : listed) j.uid = 1002;
+  a = attribute(listed, {liveJob(65)});
+  EXPECT_TRUE(a.owned.empty());
+  EXPECT_EQ(a.foreign.size(), kMaxApplianceJobsPerJob + 10);
+}
+
+// Fail closed, per job: an entry that cannot be read makes its own Slurm job
+// count as using the appliance (from the poll that first saw it) and changes
+// nothing for the other jobs. An entry read before keeps what was read.
+TEST_F(ApplianceWatcherTest, AnUnreadableEntryCountsAsRunningForItsOwnJobOnly) {
+  live = {liveJob(65), liveJob(66, 1003, "carol")};
+  auto bad = job("wsjob-bad", 65, ApplianceState::kQueued, 0);
+  bad.unreadable = "unknown job state \"EXPLODED\"";
+  auto carol = job("wsjob-carol", 66, ApplianceState::kRunning, 1, 95 * kSec);
+  carol.user = "carol";
+  carol.uid = 1003;
+  fake->list = {bad, carol};
+  now = 100 * kSec;
+  ASSERT_TRUE(w.pollOnce().ok());
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].id, "wsjob-bad");
+  EXPECT_EQ(changes[0].state, ApplianceState::kRunning);
+  EXPECT_EQ(changes[0].start_ns, 100 * kSec);
+  EXPECT_NE(changes[0].unreadable, "");
+  EXPECT_EQ(changes[1].id, "wsjob-carol");
+  now = 110 * kSec;
+  ASSERT_TRUE(w.pollOnce().ok());
+  EXPECT_EQ(changes.size(), 2u) << "still unreadable: no change";
+  EXPECT_DOUBLE_EQ(w.secondsOf(65), 10.0);
+  EXPECT_DOUBLE_EQ(w.secondsOf(66), 15.0) << "the other job is read as always";
+  // Read at last: over, never started. The placeholder's run ends at this poll.
+  now = 120 * kSec;
+  fake->list[0] = job("wsjob-bad", 65, ApplianceState::kCancelled, 0, 0, 0);
+  ASSERT_TRUE(w.pollOnce().ok());
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_EQ(changes[2].state, ApplianceState::kCancelled);
+  EXPECT_EQ(changes[2].start_ns, 100 * kSec) << "counted from the poll that first saw the entry";
+  EXPECT_EQ(changes[2].end_ns, 120 * kSec);
+  EXPECT_EQ(changes[2].unreadable, "");
+  EXPECT_DOUBLE_EQ(w.secondsOf(65), 20.0);
+  // carol's job, read before, turns unreadable: what was read stands.
+  fake->list[1].unreadable = "bad \"systems\"";
+  fake->list[1].state = ApplianceState::kQueued;
+  fake->list[1].start_ns = 0;
+  now = 130 * kSec;
+  ASSERT_TRUE(w.pollOnce().ok());
+  EXPECT_EQ(changes.size(), 3u);
+  ASSERT_EQ(w.jobsOf(66).size(), 1u);
+  EXPECT_EQ(w.jobsOf(66)[0].state, ApplianceState::kRunning);
+  EXPECT_DOUBLE_EQ(w.secondsOf(66), 35.0);
+}
+
+TEST_F(ApplianceWatcherTest, NamelessUnreadableEntriesAreOnePlaceholderThatEndsWhenTheyGo) {
+  auto bad = job("", 65, ApplianceState::kQueued, 0);
+  bad.unreadable = "item without a valid \"name\"";
+  fake->list = {bad, bad, job("wsjob-ok", 65, ApplianceState::kSucceeded, 0, 10 * kSec, 20 * kSec)};
+  now = 100 * kSec;
+  ASSERT_TRUE(w.pollOnce().ok());
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].id, kUnreadableEntry);
+  EXPECT_EQ(w.jobsOf(65).size(), 2u);
+  now = 104 * kSec;
+  fake->list.erase(fake->list.begin(), fake->list.begin() + 2);
+  ASSERT_TRUE(w.pollOnce().ok());
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_EQ(changes[2].id, kUnreadableEntry);
+  EXPECT_EQ(changes[2].end_ns, 104 * kSec);
+  EXPECT_TRUE(appliance::isFinal(changes[2].state));
+  EXPECT_EQ(w.jobsOf(65).size(), 1u);
+  // Another user's unreadable entry is theirs, not a reason to charge this job.
+  auto foreign = bad;
+  foreign.uid = 1002;
+  fake->list.push_back(foreign);
+  ASSERT_TRUE(w.pollOnce().ok());
+  EXPECT_EQ(changes.size(), 3u);
+  EXPECT_EQ(ignored.size(), 1u);
+}
+
 TEST(ApplianceWatcherThread, PollsWhileJobsAreLiveAndSleepsOtherwise) {
   auto fake = std::make_shared<FakeAppliance>();
   std::mutex mu;
-  std::vector<uint32_t> live;
+  std::vector<LiveJob> live;
   ApplianceWatcher w{fake, 20ms,
                      [&] {
                        std::lock_guard<std::mutex> g(mu);
@@ -172,7 +309,7 @@ TEST(ApplianceWatcherThread, PollsWhileJobsAreLiveAndSleepsOtherwise) {
   EXPECT_EQ(fake->polls, 0) << "idle: the appliance is never asked";
   {
     std::lock_guard<std::mutex> g(mu);
-    live = {7};
+    live = {liveJob(7)};
   }
   w.poke();
   for (int i = 0; i < 200 && fake->polls < 3; ++i) std::this_thread::sleep_for(10ms);

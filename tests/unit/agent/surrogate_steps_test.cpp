@@ -63,6 +63,9 @@ TEST(SurrogateStepsTest, OnlyTheJobsLeaderMakesAStepForARunningApplianceJob) {
   appliance::ApplianceJob bad = run;
   bad.id = "wsjob-; rm -rf /";
   EXPECT_FALSE(wantsSurrogate(rec, bad));
+  appliance::ApplianceJob unread = run;  // a placeholder for an entry the agent could not read
+  unread.unreadable = "unknown job state";
+  EXPECT_FALSE(wantsSurrogate(rec, unread));
   rec.phase = agent::JobPhase::kFailed;
   EXPECT_FALSE(wantsSurrogate(rec, run));
 }

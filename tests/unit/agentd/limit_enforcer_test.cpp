@@ -101,5 +101,28 @@ TEST_F(LimitEnforcerNodesTest, AFollowerStopsItsOwnTasksAndLeavesTheCancelToTheL
   EXPECT_TRUE(seen.cancels.empty());
 }
 
+// The waiters of surrogate steps are spared the warning and SIGTERM, at most
+// kMaxSurrogateStepsPerJob of them; SIGKILL reaches every task.
+TEST(LimitEnforcerSignals, SparedStepsAreCappedAndKillSparesNone) {
+  agent::JobRecord rec;
+  rec.spec.job_id = 5;
+  rec.tasks = {{.step_id = 0, .pid = 10, .start_ticks = 1},
+               {.step_id = 1, .pid = 11, .start_ticks = 1},
+               {.step_id = 1000, .pid = 12, .start_ticks = 1}};
+  rec.surrogate_steps = {1};
+  auto pids = [](const std::vector<agent::TaskRef>& tasks) {
+    std::vector<int32_t> out;
+    for (const auto& t : tasks) out.push_back(t.pid);
+    return out;
+  };
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kWarn)), (std::vector<int32_t>{10, 12}));
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)), (std::vector<int32_t>{10, 12}));
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kKill)), (std::vector<int32_t>{10, 11, 12}));
+  // Past the cap, a reported step is signalled like any other.
+  for (uint32_t s = 2; s < 2 + agent::kMaxSurrogateStepsPerJob; ++s) rec.surrogate_steps.push_back(s);
+  rec.surrogate_steps.push_back(1000);
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)), (std::vector<int32_t>{10, 12}));
+}
+
 }  // namespace
 }  // namespace accel::agentd

@@ -49,15 +49,98 @@ TEST(CsctlParse, EmptyListingHasNoJobs) {
 
 TEST(CsctlParse, MalformedListingsAreErrors) {
   std::string truncated = std::string(kListing).substr(0, 200);
-  const std::string bad[] = {
-      "", "garbage", "[]", R"({"items": 3})", truncated,
-      R"({"items": [{"name": "wsjob-a", "labels": {"slurm-job-id": "1"}, "state": "EXPLODED"}]})",
-      R"({"items": [{"name": "Bad Name", "labels": {"slurm-job-id": "1"}, "state": "RUNNING"}]})",
-      R"({"items": [{"name": "wsjob-a", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "systems": -1}]})",
-      R"({"items": [{"name": "wsjob-a", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "createTime": "yesterday"}]})",
-      R"({"items": [{"name": "wsjob-a", "state": 7}]})",
-  };
+  const std::string bad[] = {"", "garbage", "[]", R"({"items": 3})", truncated, R"({"jobs": []})"};
   for (const auto& text : bad) EXPECT_FALSE(parseCsctlJobs(text).ok()) << text;
+}
+
+// One bad item is that item's problem: it comes back marked, with what could
+// be read of it (label, owner, name), and the other items are read as usual.
+TEST(CsctlParse, AMalformedItemIsKeptMarkedAndSpoilsNoOther) {
+  const std::pair<std::string, std::string> bad[] = {
+      {R"({"name": "wsjob-a", "labels": {"slurm-job-id": "7"}, "user": "bob", "uid": 1002, "state": "EXPLODED"})",
+       "unknown job state \"EXPLODED\""},
+      {R"({"name": "Bad Name", "labels": {"slurm-job-id": "7"}, "user": "bob", "uid": 1002, "state": "RUNNING"})",
+       "item without a valid \"name\""},
+      {R"({"name": "wsjob-a", "labels": {"slurm-job-id": "7"}, "user": "bob", "uid": 1002, "state": "RUNNING", "systems": -1})",
+       "bad \"systems\""},
+      {R"({"name": "wsjob-a", "labels": {"slurm-job-id": "7"}, "user": "bob", "uid": 1002, "state": "RUNNING", "systems": 5000})",
+       "bad \"systems\""},
+      {R"({"name": "wsjob-a", "labels": {"slurm-job-id": "7"}, "user": "bob", "uid": 1002, "state": "RUNNING", "createTime": "yesterday"})",
+       "createTime: bad time \"yesterday\""},
+      {R"({"name": "wsjob-a", "labels": {"slurm-job-id": "7"}, "user": "bob", "uid": 1002, "state": 7})", "no state"},
+  };
+  const std::string good =
+      R"({"name": "wsjob-b", "labels": {"slurm-job-id": "8"}, "user": "carol", "uid": 1003, "state": "RUNNING",
+          "systems": 1, "startTime": "2026-11-22T07:00:00Z"})";
+  for (const auto& [item, why] : bad) {
+    auto r = parseCsctlJobs(R"({"items": [)" + item + "," + good + "]}");
+    ASSERT_TRUE(r.ok()) << item << ": " << r.error().message();
+    ASSERT_EQ(r->size(), 2u) << item;
+    const auto& kept = (*r)[0];
+    EXPECT_EQ(kept.unreadable, why) << item;
+    EXPECT_EQ(kept.slurm_job_id, 7u);
+    EXPECT_EQ(kept.user, "bob");
+    EXPECT_EQ(kept.uid, 1002);
+    EXPECT_EQ(kept.id, item.find("Bad Name") == std::string::npos ? "wsjob-a" : "");
+    EXPECT_EQ(kept.start_ns, 0);  // nothing of the rest is trusted
+    EXPECT_EQ(kept.state, ApplianceState::kQueued);
+    const auto& other = (*r)[1];
+    EXPECT_EQ(other.unreadable, "");
+    EXPECT_EQ(other.id, "wsjob-b");
+    EXPECT_EQ(other.state, ApplianceState::kRunning);
+    EXPECT_EQ(other.uid, 1003);
+    EXPECT_GT(other.start_ns, 0);
+  }
+}
+
+TEST(CsctlParse, OwnersAreReadAsReportedAndOddOnesAsNone) {
+  auto r = parseCsctlJobs(R"({"items": [
+      {"name": "wsjob-a", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "user": "alice", "uid": 1001},
+      {"name": "wsjob-b", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "user": "alice"},
+      {"name": "wsjob-c", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "uid": -5, "user": "a b"},
+      {"name": "wsjob-d", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "uid": 4294967295, "user": 3},
+      {"name": "wsjob-e", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "uid": "1001",
+       "user": ")" + std::string(65, 'x') + R"("}]})");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_EQ((*r)[0].user, "alice");
+  EXPECT_EQ((*r)[0].uid, 1001);
+  EXPECT_EQ((*r)[1].uid, -1);
+  for (size_t i = 2; i < 5; ++i) {
+    EXPECT_EQ((*r)[i].user, "") << i;
+    EXPECT_EQ((*r)[i].uid, -1) << i;
+    EXPECT_EQ((*r)[i].unreadable, "") << i;  // an odd owner is no reason to distrust the rest
+  }
+}
+
+TEST(CsctlParse, OwnershipGoesByUidWhenReportedElseByName) {
+  ApplianceJob j;
+  j.user = "alice";
+  j.uid = 1001;
+  EXPECT_TRUE(ownedBy(j, 1001, "alice"));
+  EXPECT_TRUE(ownedBy(j, 1001, ""));
+  EXPECT_FALSE(ownedBy(j, 1002, "alice"));  // the uid decides
+  j.uid = -1;
+  EXPECT_TRUE(ownedBy(j, 1002, "alice"));
+  EXPECT_FALSE(ownedBy(j, 1001, "bob"));
+  EXPECT_FALSE(ownedBy(j, 1001, ""));
+  j.user.clear();
+  EXPECT_FALSE(ownedBy(j, 0, ""));  // no owner reported: nobody's
+}
+
+TEST(CsctlParse, ListingsLongerThanTheCapAreRefused) {
+  std::string many = R"({"items": [)";
+  for (size_t i = 0; i <= kMaxListedJobs; ++i) many += i == 0 ? "{}" : ",{}";
+  many += "]}";
+  auto r = parseCsctlJobs(many);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::kParse);
+  std::string enough = R"({"items": [{})";
+  for (size_t i = 1; i < kMaxListedJobs; ++i) enough += ",{}";
+  enough += "]}";
+  r = parseCsctlJobs(enough);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());  // items without a label are not ours
 }
 
 TEST(CsctlParse, LabelsThatAreNotJobIdsAreIgnored) {

@@ -2,6 +2,7 @@
 // csctl, the way the agent will see it.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <nlohmann/json.hpp>
@@ -68,6 +69,7 @@ TEST(FakeApplianceJob, QueuesRunsAndSucceeds) {
   EXPECT_EQ(job["type"], "execute");
   EXPECT_EQ(job["systems"], 1);
   EXPECT_FALSE(job["user"].get<std::string>().empty());
+  EXPECT_EQ(job["uid"], ::getuid());  // the submitter, as the appliance knows it
   EXPECT_LT(job["createTime"].get<std::string>(), job["startTime"].get<std::string>());
   EXPECT_LT(job["startTime"].get<std::string>(), job["endTime"].get<std::string>());
 }

@@ -1,6 +1,8 @@
 // The fake `csctl` and the appliance job model. Records are written with
 // create times in the past, so every state is checked without waiting.
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -33,6 +35,11 @@ void store(const FakeEnv& env, const ApplianceJob& job) {
   auto dir = jobsDir(env.root() + "/appliance");
   ASSERT_TRUE(dir.ok());
   ASSERT_TRUE(saveJob(*dir, job).ok());
+}
+
+std::string ownName() {
+  const passwd* pw = ::getpwuid(::geteuid());
+  return pw != nullptr ? pw->pw_name : std::to_string(::geteuid());
 }
 
 json getJobs(const FakeEnv& env, std::vector<std::string> extra = {}) {
@@ -118,8 +125,41 @@ TEST(FakeCsctl, JsonShowsEachStateWithTimes) {
   EXPECT_EQ(by_job["4"]["state"], "FAILED");
   EXPECT_EQ(by_job["4"]["type"], "execute");
   EXPECT_EQ(by_job["4"]["name"], failed.id);
-  EXPECT_EQ(by_job["4"]["user"], "alice");
+  // The test's records are its own files: root's keep the owner they hold.
+  EXPECT_EQ(by_job["4"]["user"], ::geteuid() == 0 ? "alice" : ownName());
   EXPECT_EQ(by_job["4"]["createTime"], rfc3339(failed.create_time));
+}
+
+// The owner csctl reports is the submitter's, as the appliance knows it: a
+// record written by an ordinary user names that user, whatever it says.
+TEST(FakeCsctl, OwnerIsTheRecordFilesOwnerUnlessRoot) {
+  FakeEnv env;
+  ApplianceJob forged = record("5", 1, 100, 100);
+  forged.user = "someone-else";
+  forged.uid = 4321;
+  store(env, forged);
+  ApplianceJob plain = record("6", 1, 100, 100);
+  store(env, plain);  // no uid recorded
+  auto dir = jobsDir(env.root() + "/appliance");
+  ASSERT_TRUE(dir.ok());
+  unsigned expected_uid = ::geteuid();
+  if (expected_uid == 0) {
+    // As root, hand the forged record to an ordinary uid, as if that user wrote it.
+    expected_uid = 54321;
+    ASSERT_EQ(::chown((*dir + "/" + forged.id + ".json").c_str(), expected_uid, 0), 0);
+  }
+  std::map<std::string, json> by_job;
+  for (const json& item : getJobs(env)) by_job[item["labels"]["slurm-job-id"].get<std::string>()] = item;
+  ASSERT_EQ(by_job.size(), 2u);
+  EXPECT_EQ(by_job["5"]["uid"], expected_uid);
+  EXPECT_NE(by_job["5"]["user"], "someone-else");
+  if (::geteuid() == 0) {
+    EXPECT_EQ(by_job["6"]["user"], "alice");  // root's file: as recorded, no uid
+    EXPECT_FALSE(by_job["6"].contains("uid"));
+  } else {
+    EXPECT_EQ(by_job["6"]["uid"], expected_uid);
+    EXPECT_EQ(by_job["6"]["user"], ownName());
+  }
 }
 
 TEST(FakeCsctl, LabelSelectorFilters) {

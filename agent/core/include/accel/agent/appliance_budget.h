@@ -37,7 +37,9 @@ struct ApplianceBudget {
 };
 
 // Records the run of one appliance job as the appliance reports it (a job
-// that never left the queue adds nothing). Returns whether anything changed.
+// that never left the queue adds nothing, but one that ended so closes the
+// run a placeholder for it opened: see ApplianceWatcher). Returns whether
+// anything changed.
 bool noteApplianceJob(ApplianceBudget& budget, const appliance::ApplianceJob& job);
 
 // Opens (running) or closes the local steps' interval at `at_ns`; a second

@@ -9,6 +9,11 @@
 // daemon sees every appliance job again on its first poll. The times it
 // reports are moved onto the node's clock (see onNodeClock): a start or end is
 // kept within the window in which the node saw it happen.
+//
+// An appliance job counts for a Slurm job only when the appliance says the
+// Slurm job's user submitted it (attribute): the label naming the Slurm job
+// is the submitter's to write. Entries the agent cannot read fail closed for
+// their own Slurm job only: it counts as using the appliance meanwhile.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -19,6 +24,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "accel/appliance/appliance.h"
@@ -26,18 +32,54 @@
 
 namespace accel::agent {
 
+// A Slurm job live on this node, and its user: whose appliance jobs count for it.
+struct LiveJob {
+  uint32_t id = 0;
+  uint32_t uid = 0;
+  std::string user;
+};
+
+// At most this many appliance jobs are followed for one Slurm job; the rest
+// of a longer list are one unreadable entry (the job counts as running).
+inline constexpr size_t kMaxApplianceJobsPerJob = 64;
+// The id the watcher gives the entry standing for what it could not read of
+// a Slurm job's appliance jobs (not a valid appliance job id: never passed
+// to the client, never given a step).
+inline constexpr const char* kUnreadableEntry = "(unreadable)";
+
+// What one listing means for the jobs live here.
+struct Attribution {
+  // Entries of live jobs submitted by those jobs' users, in listing order, at
+  // most kMaxApplianceJobsPerJob a job plus, for a job with more, one nameless
+  // unreadable entry in place of the rest. Unreadable entries are kept.
+  std::vector<appliance::ApplianceJob> owned;
+  // Entries labelled with a live job that its user did not submit, or whose
+  // submitter the appliance did not report: they count for no job.
+  std::vector<appliance::ApplianceJob> foreign;
+};
+// Pure: entries labelled with no live job are dropped.
+Attribution attribute(std::vector<appliance::ApplianceJob> listed, const std::vector<LiveJob>& live);
+
 // Seconds during which at least one of `jobs` was running, up to `now_ns`
 // (overlapping runs count once; queue time never counts).
 double applianceSeconds(const std::vector<appliance::ApplianceJob>& jobs, int64_t now_ns);
 
 class ApplianceWatcher {
  public:
-  using LiveJobs = std::function<std::vector<uint32_t>()>;  // Slurm jobs live on this node
+  using LiveJobs = std::function<std::vector<LiveJob>()>;  // Slurm jobs live on this node
   using OnChange = std::function<void(const appliance::ApplianceJob& job)>;
   using NowFn = std::function<int64_t()>;  // CLOCK_REALTIME ns
+  // An entry labelled with a live job that counts for none (Attribution::
+  // foreign), told once while it stays listed, for the caller to log.
+  using OnIgnored = std::function<void(const appliance::ApplianceJob& job)>;
 
+  // Unreadable entries are reported through OnChange too: a placeholder
+  // running from the poll that first saw it (id: the entry's name, or
+  // kUnreadableEntry), or, for an entry followed before, what was last read
+  // of it, unchanged. A placeholder that leaves the list is reported ended
+  // (kFailed) at the poll that no longer sees it.
   ApplianceWatcher(std::shared_ptr<appliance::ApplianceClient> client, std::chrono::milliseconds interval,
-                   LiveJobs live, OnChange on_change, NowFn now);
+                   LiveJobs live, OnChange on_change, NowFn now, OnIgnored on_ignored = {});
   ~ApplianceWatcher();  // stops the thread
 
   void start();
@@ -56,16 +98,21 @@ class ApplianceWatcher {
   void run();
   appliance::ApplianceJob onNodeClock(appliance::ApplianceJob job, const appliance::ApplianceJob* old,
                                       int64_t answered_ns) const;
+  static appliance::ApplianceJob unreadable(appliance::ApplianceJob raw, const std::string& id,
+                                            const appliance::ApplianceJob* old, int64_t answered_ns);
 
   std::shared_ptr<appliance::ApplianceClient> client_;
   std::chrono::milliseconds interval_;
   LiveJobs live_;
   OnChange on_change_;
   NowFn now_;
+  OnIgnored on_ignored_;
 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable cv_;
-  std::map<std::string, appliance::ApplianceJob> tracked_;  // by appliance job id, times on the node's clock
+  using Key = std::pair<uint32_t, std::string>;  // Slurm job, appliance job id (or kUnreadableEntry)
+  std::map<Key, appliance::ApplianceJob> tracked_;  // times on the node's clock
+  std::set<Key> ignored_;                // foreign entries already told, still listed
   int64_t prev_asked_ns_ = 0;            // when the last good poll asked (node clock); 0: none yet
   std::set<uint32_t> live_prev_;         // the Slurm jobs that poll covered
   std::string last_error_;

@@ -116,10 +116,13 @@ class JobManager {
   Status limitActionTaken(uint32_t job_id, LimitAction action, int64_t at_ns);
   // True the first time it is asked for this appliance job of a live job
   // (persisted: a restarted daemon never makes a second surrogate step for
-  // it), false after. kNotFound for a job without a live record.
+  // it), false after. kNotFound for a job without a live record;
+  // kConflict once the job has kMaxSurrogateStepsPerJob of them.
   Result<bool> claimSurrogate(uint32_t job_id, const std::string& appliance_job);
   // Notes a step that stands for an appliance job: the limit's warning
   // signal is for the job's own tasks, never for the waiter in such a step.
+  // The waiter reports it, as the job's user: a job has at most
+  // kMaxSurrogateStepsPerJob such steps (kConflict past that).
   Status surrogateStepStarted(uint32_t job_id, uint32_t step_id);
   // Called whenever a budget changed in a way that may move a deadline, and
   // when a job's tasks or surrogate steps changed (whom a limit action signals). Set it before

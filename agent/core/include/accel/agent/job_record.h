@@ -75,6 +75,19 @@ struct JobRecord {
   std::vector<uint32_t> surrogate_steps;  // their steps, as the waiters reported them
 };
 
+// Surrogate steps one job is given at most: each is an srun and a thread
+// here, and each spares a step from the limit's warning and SIGTERM.
+inline constexpr size_t kMaxSurrogateStepsPerJob = 64;
+
+// The steps a limit's warning and SIGTERM spare: the reported surrogate
+// steps, the first kMaxSurrogateStepsPerJob of them (whatever an older
+// record holds). The waiters report them as the job's user, and the agent
+// does not check that a reported step is one it made (a site may turn
+// surrogate steps off and users run the waiter themselves); the cap bounds
+// how much of a job can be kept from the warning and SIGTERM (never from
+// SIGKILL after the grace).
+std::vector<uint32_t> sparedSteps(const JobRecord& record);
+
 // JSON text of a record (stable keys; unknown keys are ignored on read so a
 // newer daemon can read an older record and the reverse).
 std::string encodeRecord(const JobRecord& record);

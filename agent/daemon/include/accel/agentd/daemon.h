@@ -22,6 +22,7 @@
 
 #include "accel/agent/appliance_watcher.h"
 #include "accel/agent/job_manager.h"
+#include "accel/agent/per_job_cap.h"
 #include "accel/agentd/control_handler.h"
 #include "accel/agentd/limit_enforcer.h"
 #include "accel/agentd/node_drain.h"
@@ -70,6 +71,7 @@ class Daemon {
   void armStatusTimer(std::chrono::nanoseconds after);
   void emitEvent(const event::Event& e);
   Status startTrash(const std::string& ipu_root);
+  bool applianceEventAllowed(uint32_t job_id);
   void startApplianceWatcher();
   Status startLimitEnforcer();
   void cancelApplianceJobs(uint32_t job_id);
@@ -97,6 +99,8 @@ class Daemon {
   std::unique_ptr<SurrogateSteps> surrogates_;  // likewise
   std::mutex surrogate_mu_;
   std::set<std::string> surrogate_started_;  // appliance jobs whose step's waiter reported
+  // Events of each job's appliance work (appliance job changes, surrogate steps).
+  agent::PerJobCap appliance_events_{agent::kMaxApplianceEventsPerJob};
   std::unique_ptr<agent::ApplianceWatcher> appliance_;  // after manager_: stopped first
   // Asks slurmctld about re-adopted jobs once after start (stale_jobs.h);
   // joined in the destructor, told to stop between jobs.

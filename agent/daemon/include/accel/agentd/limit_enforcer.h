@@ -30,6 +30,11 @@
 
 namespace accel::agentd {
 
+// The tasks an action signals: all of them for kKill; for the warning and
+// SIGTERM, all but those of the steps the record spares (agent::sparedSteps,
+// at most kMaxSurrogateStepsPerJob).
+std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, agent::LimitAction action);
+
 struct EnforcerActions {
   // Signals tasks, returns how many were reached.
   std::function<int(const std::vector<agent::TaskRef>& tasks, int sig)> signal_tasks;

@@ -41,7 +41,9 @@ struct SurrogateOptions {
 // the Slurm job `rec` holds: the first time it is seen running (or already
 // over, when it ran between two polls), for a job that is ready here, and
 // only on the job's leader (job_nodes.h): every node of a job sees the same
-// appliance jobs, and each gets one step. Whether it already has one is the
+// appliance jobs, and each gets one step. Never for an entry the agent could
+// not read (ApplianceJob::unreadable); at most kMaxSurrogateStepsPerJob a job
+// (JobManager::claimSurrogate). Whether it already has one is the
 // job manager's to say (claimSurrogate).
 bool wantsSurrogate(const agent::JobRecord& rec, const appliance::ApplianceJob& job);
 

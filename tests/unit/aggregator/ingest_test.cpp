@@ -30,7 +30,7 @@ class IngestTest : public ::testing::Test {
     ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
     ASSERT_TRUE(ingestor_->load().ok());
   }
-  std::optional<StreamKey> offer(const std::string& node, uint64_t epoch, uint64_t seq, const Event& ev,
+  Offer offer(const std::string& node, uint64_t epoch, uint64_t seq, const Event& ev,
                                  const std::string& peer = "") {
     auto bytes = encode({node, epoch, seq, 1, 1}, ev);
     return ingestor_->offer(peer.empty() ? node : peer, bytes, 2);

@@ -4,10 +4,12 @@
 // blocking call is ever interrupted.
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <thread>
 
+#include "accel/aggregator/allow_list.h"
 #include "accel/aggregator/cli.h"
 #include "accel/aggregator/comment_writer.h"
 #include "accel/aggregator/metrics_server.h"
@@ -65,6 +67,47 @@ void commentLoop(const AggregatorConfig& c, Metrics& metrics, const std::atomic<
   }
 }
 
+// SIGHUP: the allow list is read again; a list that cannot be used leaves
+// the one in force.
+void reloadAllowList(Server& server, const std::string& dir) {
+  auto n = server.reloadAllowList();
+  if (n.ok()) log::info("allow list: reloaded " + dir + ", " + std::to_string(*n) + " nodes");
+  else log::error("allow list: not reloaded, the previous list stays in force: " + n.error().message());
+}
+
+// Logs refused frames: one line each, at most kRefusalLines per 10 s, then
+// how many more there were. A peer sending garbage cannot flood the journal.
+class RefusalLog {
+ public:
+  void add(Server& server, std::chrono::steady_clock::time_point now) {
+    uint64_t more = 0;
+    auto refused = server.takeRejections(&more);
+    suppressed_ += more;
+    if (now - window_ >= std::chrono::seconds(10)) {
+      if (suppressed_ > 0) log::warning("ingest: " + std::to_string(suppressed_) + " more frames refused");
+      window_ = now, lines_ = 0, suppressed_ = 0;
+    }
+    for (const auto& r : refused) {
+      if (lines_ >= kRefusalLines) { ++suppressed_; continue; }
+      ++lines_;
+      log::warning(describe(r));
+    }
+  }
+
+ private:
+  static std::string describe(const Rejection& r) {
+    std::string what = "ingest: refused a frame from " + (r.peer.empty() ? std::string("an unnamed peer") : r.peer);
+    if (r.nack.seq != 0) what += " (epoch " + std::to_string(r.nack.epoch) + ", seq " + std::to_string(r.nack.seq) + ")";
+    what += std::string(": ") + event::nackReasonName(r.nack.reason);
+    if (!r.nack.message.empty()) what += ": " + r.nack.message;
+    return what + (r.nack.skipped ? "; not stored, the stream goes on" : "");
+  }
+  static constexpr int kRefusalLines = 20;
+  std::chrono::steady_clock::time_point window_{};
+  int lines_ = 0;
+  uint64_t suppressed_ = 0;
+};
+
 }  // namespace
 
 int runDaemon(const AggregatorConfig& c) {
@@ -73,7 +116,7 @@ int runDaemon(const AggregatorConfig& c) {
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&sigs, s);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);  // before any thread starts
 
-  auto keys = event::loadSecretKey(c.secret_key_file);
+  auto keys = loadServerKey(c.secret_key_file, ::geteuid());
   if (!keys.ok()) return fail("secret key", keys.error());
   auto store = Store::open(c.database, Store::Mode::kReadWrite, storeSync(c));
   if (!store.ok()) return fail("database " + c.database, store.error());
@@ -100,11 +143,14 @@ int runDaemon(const AggregatorConfig& c) {
   auto ping = notify::watchdogInterval();
   auto last_status = std::chrono::steady_clock::now(), last_ping = last_status, last_error = last_status - std::chrono::hours(1);
   timespec zero{};
+  RefusalLog refusals;
   while (true) {
     int sig = sigtimedwait(&sigs, nullptr, &zero);
     if (sig == SIGTERM || sig == SIGINT) break;
+    if (sig == SIGHUP) reloadAllowList(**server, c.allow_list_dir);
     Status s = (*server)->poll(std::chrono::milliseconds(100));
     auto now = std::chrono::steady_clock::now();
+    refusals.add(**server, now);
     if (!s.ok() && now - last_error > std::chrono::seconds(10)) {
       log::error("ingest: batch not stored (agents will resend): " + s.error().message());
       last_error = now;

@@ -3,7 +3,20 @@
 namespace accel::aggregator {
 namespace {
 constexpr size_t kMaxCachedJobs = 100000;
+
+Offer ackOnly(const StreamKey& key) {
+  Offer o;
+  o.ack = key;
+  return o;
 }
+
+Offer refused(std::optional<StreamKey> key, event::Nack nack) {
+  Offer o;
+  o.ack = std::move(key);
+  o.nack = std::move(nack);
+  return o;
+}
+}  // namespace
 
 Ingestor::Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes, std::chrono::seconds summary_wait)
     : store_(store),
@@ -24,45 +37,97 @@ uint64_t Ingestor::acked(const StreamKey& key) const {
   return it == streams_.end() ? 0 : it->second.committed;
 }
 
-std::optional<StreamKey> Ingestor::offer(const std::string& peer_node, std::span<const uint8_t> bytes,
-                                         int64_t now_ns) {
-  if (bytes.size() > max_frame_) {
-    metrics_.reject(Reject::kOversized);
-    return std::nullopt;
-  }
+Offer Ingestor::offer(const std::string& peer_node, std::span<const uint8_t> bytes, int64_t now_ns) {
+  if (bytes.size() > max_frame_)
+    return refuse(peer_node, bytes, Reject::kOversized, event::NackReason::kOversized,
+                  "frame of " + std::to_string(bytes.size()) + " bytes, over MaxFrameSize " + std::to_string(max_frame_));
   auto env = event::decode(bytes);
-  if (!env.ok()) {
-    metrics_.reject(Reject::kInvalid);
-    return std::nullopt;
-  }
+  if (!env.ok()) return refuse(peer_node, bytes, Reject::kInvalid, event::NackReason::kInvalid, env.error().message());
   const event::Header& h = env->header;
-  if (!peer_node.empty() && h.node != peer_node) {
-    metrics_.reject(Reject::kNodeMismatch);
-    return std::nullopt;
-  }
+  if (!peer_node.empty() && h.node != peer_node)
+    return refuse(peer_node, bytes, Reject::kNodeMismatch, event::NackReason::kNodeMismatch, "");
   StreamKey key{h.node, h.epoch};
   auto stream = streams_.find(key);
   uint64_t last = stream == streams_.end() ? 0 : stream->second.staged;
   if (h.seq <= last) {
     ++metrics_.duplicates;
-    return key;
+    return ackOnly(key);
   }
   if (h.seq != last + 1) {
     metrics_.reject(Reject::kOutOfOrder);
-    return key;
+    return ackOnly(key);
   }
   if (stream == streams_.end()) stream = streams_.try_emplace(key).first;  // only streams that begin
-  Stream& st = stream->second;
-  st.staged = h.seq;
-  st.lag_s = double(now_ns - h.time_ns) / 1e9;
-  if (!st.in_batch) st.in_batch = true, batch_streams_.push_back(stream);
   uint32_t job_id = env->event ? event::jobIdOf(*env->event) : 0;
+  if (auto why = refusalOf(*env, job_id, now_ns)) {
+    metrics_.reject(Reject::kNotOnJob);
+    Offer o = skip(stream, key, h.seq, event::NackReason::kNotOnJob, std::move(*why));
+    o.job_id = job_id;
+    return o;
+  }
+  stage(stream, h.seq);
+  stream->second.lag_s = double(now_ns - h.time_ns) / 1e9;
   batch_.events.push_back({h, env->event ? event::kindName(*env->event) : "unknown", job_id, now_ns,
                            batch_.bytes.size(), bytes.size()});
   batch_.bytes.insert(batch_.bytes.end(), bytes.begin(), bytes.end());
   if (!env->event) ++metrics_.unknown_kinds;
   merge(*env, job_id, now_ns);
-  return key;
+  return ackOnly(key);
+}
+
+// A frame that was refused before its event was read. Its header, when it
+// can be read and names the sender, says which stream it belongs to: as that
+// stream's next number it is skipped, as an older one it is a duplicate, as a
+// later one a gap (it will come again, in order).
+Offer Ingestor::refuse(const std::string& peer_node, std::span<const uint8_t> bytes, Reject why,
+                       event::NackReason reason, std::string message) {
+  metrics_.reject(why);
+  auto h = event::peekHeader(bytes);
+  if (!h.ok()) {
+    return refused(std::nullopt, event::Nack{0, 0, event::NackReason::kUnreadable, false,
+                                      message.empty() ? h.error().message() : message});
+  }
+  if (!peer_node.empty() && h->node != peer_node) {
+    if (why != Reject::kNodeMismatch) metrics_.reject(Reject::kNodeMismatch);
+    return refused(std::nullopt, event::Nack{h->epoch, h->seq, event::NackReason::kNodeMismatch, false,
+                                      "the frame names node '" + h->node + "', its key is " + peer_node + "'s"});
+  }
+  StreamKey key{h->node, h->epoch};
+  auto stream = streams_.find(key);
+  uint64_t last = stream == streams_.end() ? 0 : stream->second.staged;
+  if (h->seq <= last) {
+    ++metrics_.duplicates;
+    return ackOnly(key);
+  }
+  if (h->seq != last + 1) {
+    metrics_.reject(Reject::kOutOfOrder);
+    return ackOnly(key);
+  }
+  if (stream == streams_.end()) stream = streams_.try_emplace(key).first;
+  return skip(stream, key, h->seq, reason, std::move(message));
+}
+
+// Counts `seq` as received without storing anything for it.
+Offer Ingestor::skip(Streams::iterator stream, const StreamKey& key, uint64_t seq, event::NackReason reason,
+                     std::string message) {
+  stage(stream, seq);
+  return refused(key, event::Nack{key.second, seq, reason, true, std::move(message)});
+}
+
+void Ingestor::stage(Streams::iterator stream, uint64_t seq) {
+  Stream& st = stream->second;
+  st.staged = seq;
+  if (!st.in_batch) st.in_batch = true, batch_streams_.push_back(stream);
+}
+
+// Whether the event's node may report its job (summary.h, refusal). A job
+// whose stored summary cannot be read is not checked: the event is kept.
+std::optional<std::string> Ingestor::refusalOf(const event::Envelope& env, uint32_t job_id, int64_t now_ns) {
+  if (!env.event || job_id == 0) return std::nullopt;
+  auto s = job(job_id);
+  if (!s.ok()) return std::nullopt;
+  auto due = commentDueNs(**s, summary_wait_ns_);
+  return refusal(**s, env.header.node, *env.event, due && *due <= now_ns);
 }
 
 Result<JobSummary*> Ingestor::job(uint32_t job_id) {
@@ -93,8 +158,8 @@ Status Ingestor::commit(int64_t now_ns) {
 }
 
 std::optional<Batch> Ingestor::seal(int64_t now_ns) {
-  if (batch_.events.empty()) {
-    touched_.clear();  // only duplicates or rejects: no summary changed
+  if (batch_streams_.empty()) {
+    touched_.clear();  // only duplicates or gaps: no summary changed
     return std::nullopt;
   }
   batch_.now_ns = now_ns;

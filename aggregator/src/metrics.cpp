@@ -31,6 +31,8 @@ const char* rejectName(Reject reason) {
     case Reject::kNodeMismatch: return "node_mismatch";
     case Reject::kOutOfOrder: return "out_of_order";
     case Reject::kUnknownKey: return "unknown_key";
+    case Reject::kNotOnJob: return "not_on_job";
+    case Reject::kKeyRevoked: return "key_revoked";
     case Reject::kCount: break;
   }
   return "other";

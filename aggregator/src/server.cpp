@@ -1,14 +1,16 @@
 #include "accel/aggregator/server.h"
 
-#include <dirent.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <zmq.hpp>
 
 #include "accel/aggregator/batch_writer.h"
@@ -29,20 +31,17 @@ int64_t nowNs() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-// Z85 public key -> node name, from DIR/NODE.pub. Unreadable or malformed
-// files are skipped: such a node simply is not admitted.
-std::map<std::string, std::string> readAllowList(const std::string& dir) {
-  std::map<std::string, std::string> keys;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return keys;
-  while (dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name.size() <= 4 || name.substr(name.size() - 4) != ".pub") continue;
-    auto key = event::loadPublicKey(dir + "/" + name);
-    if (key.ok()) keys[*key] = name.substr(0, name.size() - 4);
-  }
-  closedir(d);
-  return keys;
+// The ZAP reply's metadata (ZMTP property format: name length, name, value
+// length in 4 bytes big-endian, value): the key the peer authenticated with,
+// so that each frame can be checked against the allow list in force.
+constexpr const char* kKeyProperty = "Curve-Key";
+
+std::string keyMetadata(const std::string& z85) {
+  std::string out(1, static_cast<char>(std::string_view(kKeyProperty).size()));
+  out += kKeyProperty;
+  uint32_t n = static_cast<uint32_t>(z85.size());
+  for (int shift : {24, 16, 8, 0}) out += static_cast<char>((n >> shift) & 0xff);
+  return out + z85;
 }
 
 }  // namespace
@@ -64,6 +63,13 @@ struct Server::Impl {
   std::vector<PeerStream> open_acks;
   std::optional<Clock::time_point> open_since;
   std::vector<PeerStream> flight_acks;  // answered when the writer's batch is committed
+  // The allow list in force: `allow` for this thread, `zap_allow` (under
+  // allow_mu) for the ZAP thread; both swapped by reloadAllowList().
+  std::shared_ptr<const AllowList> allow;
+  std::mutex allow_mu;
+  std::shared_ptr<const AllowList> zap_allow;
+  std::vector<Rejection> rejections;
+  uint64_t rejections_dropped = 0;
 
   Impl(const ServerOptions& o, Ingestor& i, Metrics& m)
       : options(o), ingestor(i), metrics(m), writer(i.store()) {}
@@ -80,13 +86,17 @@ struct Server::Impl {
         req.emplace_back();
         (void)zap.recv(req.back(), zmq::recv_flags::none);
       } while (req.back().more());
-      std::string status = "400", text = "unknown key", user;
+      std::string status = "400", text = "unknown key", user, metadata;
       if (req.size() >= 7 && req[5].to_string() == "CURVE" && req[6].size() == 32) {
         char z85[41] = {};
         zmq_z85_encode(z85, static_cast<const uint8_t*>(req[6].data()), 32);
-        auto allow = readAllowList(options.allow_dir);
-        auto it = allow.find(z85);
-        if (it != allow.end()) status = "200", text = "OK", user = it->second;
+        std::shared_ptr<const AllowList> list;
+        {
+          std::lock_guard lock(allow_mu);
+          list = zap_allow;
+        }
+        auto it = list->node_by_key.find(z85);
+        if (it != list->node_by_key.end()) status = "200", text = "OK", user = it->second, metadata = keyMetadata(z85);
       }
       if (status != "200") metrics.reject(Reject::kUnknownKey);
       std::string id = req.size() > 1 ? req[1].to_string() : std::string();
@@ -95,7 +105,7 @@ struct Server::Impl {
       zap.send(zmq::buffer(status), zmq::send_flags::sndmore);
       zap.send(zmq::buffer(text), zmq::send_flags::sndmore);
       zap.send(zmq::buffer(user), zmq::send_flags::sndmore);
-      zap.send(zmq::message_t(), zmq::send_flags::none);
+      zap.send(zmq::buffer(metadata), zmq::send_flags::none);
     }
   }
 
@@ -170,16 +180,44 @@ struct Server::Impl {
         continue;
       }
       const char* user = zmq_msg_gets(payload.handle(), "User-Id");
-      auto key = ingestor.offer(user ? user : "", {static_cast<const uint8_t*>(payload.data()), payload.size()}, now);
+      std::string_view peer = identity.to_string_view();
+      if (user && !stillAllowed(payload, user)) {
+        metrics.reject(Reject::kKeyRevoked);
+        refused(peer, {user, {0, 0, event::NackReason::kKeyRevoked, false, "the key is no longer on the allow list"}});
+        continue;
+      }
+      Offer offer = ingestor.offer(user ? user : "", {static_cast<const uint8_t*>(payload.data()), payload.size()}, now);
+      if (offer.nack) refused(peer, {user ? user : "", std::move(*offer.nack), offer.job_id});
+      auto& key = offer.ack;
       if (!key) continue;
       // ROUTER takes frames from its peers in turn: a (peer, stream) is
       // remembered unless it is among the last few (sendAcks drops the rest).
-      std::string_view peer = identity.to_string_view();
       auto recent = acks.end() - std::ptrdiff_t(std::min<size_t>(acks.size(), kRecentAcks));
       if (std::none_of(recent, acks.end(), [&](const PeerStream& a) { return a.second == *key && a.first == peer; }))
         acks.emplace_back(std::string(peer), std::move(*key));
     }
     return n;
+  }
+
+  // The key the peer authenticated with is still on the list as its node's.
+  bool stillAllowed(const zmq::message_t& payload, const char* user) {
+    const char* key = zmq_msg_gets(payload.handle(), kKeyProperty);
+    return key && allow->admits(key, user);
+  }
+
+  // Answers a refused frame at once and keeps it for the daemon's log.
+  void refused(std::string_view peer, Rejection r) {
+    auto nack = event::encodeNack(r.nack);
+    if (router.send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait))
+      (void)router.send(zmq::buffer(nack), zmq::send_flags::dontwait);
+    if (rejections.size() < kKeptRejections) rejections.push_back(std::move(r));
+    else ++rejections_dropped;
+  }
+
+  void useAllowList(std::shared_ptr<const AllowList> list) {
+    allow = list;
+    std::lock_guard lock(allow_mu);
+    zap_allow = std::move(list);
   }
 
   void skipParts() {
@@ -213,6 +251,9 @@ Server::~Server() {
 
 Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& ingestor, Metrics& metrics) {
   auto impl = std::make_unique<Impl>(o, ingestor, metrics);
+  auto allow = loadAllowList(o.allow_dir, ::geteuid());
+  if (!allow.ok()) return allow.error();
+  impl->useAllowList(std::make_shared<const AllowList>(std::move(*allow)));
   try {
     impl->zap.set(zmq::sockopt::linger, 0);
     impl->zap.bind(kZapEndpoint);
@@ -248,6 +289,20 @@ Status Server::poll(std::chrono::milliseconds wait) {
   m.receive();
   m.submitIfDue();
   return s;
+}
+
+Result<size_t> Server::reloadAllowList() {
+  auto allow = loadAllowList(impl_->options.allow_dir, ::geteuid());
+  if (!allow.ok()) return allow.error();
+  size_t n = allow->node_by_key.size();
+  impl_->useAllowList(std::make_shared<const AllowList>(std::move(*allow)));
+  return n;
+}
+
+std::vector<Rejection> Server::takeRejections(uint64_t* more) {
+  if (more) *more = impl_->rejections_dropped;
+  impl_->rejections_dropped = 0;
+  return std::exchange(impl_->rejections, {});
 }
 
 }  // namespace accel::aggregator

@@ -39,14 +39,16 @@ void keepMax(uint64_t& value, uint64_t seen) { value = std::max(value, seen); }
 // Anything else (no count, unparseable text, more names than
 // kMaxHostlistNames, a list that disagrees with the count) leaves only the
 // count to go by.
-void listNodes(JobSummary& s) {
-  s.listed_nodes.clear();
-  if (s.node_count == 0 || s.node_list.empty()) return;
-  auto names = expandHostlist(s.node_list);
-  if (!names.ok()) return;
+std::set<std::string> usableList(const std::string& node_list, uint32_t node_count) {
+  if (node_count == 0 || node_list.empty()) return {};
+  auto names = expandHostlist(node_list);
+  if (!names.ok()) return {};
   std::set<std::string> listed(names->begin(), names->end());
-  if (listed.size() == s.node_count) s.listed_nodes = std::move(listed);
+  if (listed.size() != node_count) return {};
+  return listed;
 }
+
+void listNodes(JobSummary& s) { s.listed_nodes = usableList(s.node_list, s.node_count); }
 
 // IPUs sit in a partition that every node of the job reports whole
 // ("p42:0".."p42:N-1"), so they count once; any other device is the node's
@@ -93,6 +95,12 @@ struct Merger {
   int64_t received_ns;
   // Every node sends the same count and list; the first list given is kept.
   bool operator()(const event::PrologStarted& e) {
+    if (!s.listed_nodes.empty()) {  // a later run's list, let in by refusal()
+      size_t before = s.later_nodes.size();
+      for (const auto& n : usableList(e.node_list, e.node_count))
+        if (!s.listed_nodes.contains(n)) s.later_nodes.insert(n);
+      return s.later_nodes.size() != before;
+    }
     bool changed = e.node_count > s.node_count || (s.node_list.empty() && !e.node_list.empty());
     if (!changed) return false;
     s.node_count = std::max(s.node_count, e.node_count);
@@ -169,6 +177,30 @@ std::set<std::string> JobSummary::missingNodes() const {
   return missing;
 }
 
+bool JobSummary::mayReport(const std::string& node) const {
+  return listed_nodes.empty() || listed_nodes.contains(node) || later_nodes.contains(node);
+}
+
+std::optional<std::string> refusal(const JobSummary& s, const std::string& node, const event::Event& ev,
+                                   bool run_over) {
+  const std::string job = "job " + std::to_string(s.job_id);
+  if (const auto* p = std::get_if<event::PrologStarted>(&ev)) {
+    auto list = usableList(p->node_list, p->node_count);
+    if (!list.empty() && !list.contains(node))
+      return job + ": its node list " + p->node_list + " does not name " + node;
+    if (list.empty() || s.listed_nodes.empty() || list == s.listed_nodes) {
+      if (s.mayReport(node)) return std::nullopt;
+    } else if (run_over || std::all_of(list.begin(), list.end(), [&](const auto& n) { return s.mayReport(n); })) {
+      return std::nullopt;  // a later run (requeued), or another prolog of one
+    } else {
+      return job + ": " + node + " names the nodes " + p->node_list + ", the job runs on " + s.node_list;
+    }
+  } else if (s.mayReport(node)) {
+    return std::nullopt;
+  }
+  return job + ": " + node + " is not on its node list " + s.node_list;
+}
+
 bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev, int64_t received_ns) {
   if (event::jobIdOf(ev) == 0) return false;
   bool new_node = summary.nodes.insert(node).second;
@@ -190,7 +222,7 @@ std::string toStateJson(const JobSummary& s) {
          {"appliance_limit_s", s.appliance_limit_s}, {"surrogate_steps", s.surrogate_steps},
          {"local_devices", s.local_devices}, {"partition_devices", s.partition_devices},
          {"node_list", s.node_list}, {"first_epilog_ns", s.first_epilog_ns},
-         {"errors", s.errors}};
+         {"errors", s.errors}, {"later_nodes", s.later_nodes}};
   // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -220,6 +252,7 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     s.node_list = j.value("node_list", std::string());
     s.first_epilog_ns = j.value("first_epilog_ns", int64_t{0});
     s.errors = j.value("errors", std::map<std::string, std::string>{});
+    s.later_nodes = j.value("later_nodes", std::set<std::string>{});
     listNodes(s);
     return s;
   } catch (const Json::exception& e) {

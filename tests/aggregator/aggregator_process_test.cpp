@@ -297,10 +297,18 @@ TEST_F(AggregatorProcessTest, HostilePeersAreRefusedAndCounted) {
   known.send(zmq::buffer(good));
   zmq::message_t ack;
   known.set(zmq::sockopt::rcvtimeo, 10000);
-  ASSERT_TRUE(known.recv(ack));
-  auto decoded = accel::event::decodeAck({static_cast<const uint8_t*>(ack.data()), ack.size()});
-  ASSERT_TRUE(decoded.ok());
+  // Each refused single-part frame is answered with a Nack, before the Ack.
+  std::vector<accel::event::NackReason> nacks;
+  accel::Result<accel::event::Ack> decoded = accel::Error(accel::ErrorCode::kParse, "no ack");
+  while (!decoded.ok()) {
+    ASSERT_TRUE(known.recv(ack));
+    std::span<const uint8_t> bytes{static_cast<const uint8_t*>(ack.data()), ack.size()};
+    if (auto nack = accel::event::decodeNack(bytes); nack.ok()) nacks.push_back(nack->reason);
+    else decoded = accel::event::decodeAck(bytes);
+  }
   EXPECT_EQ(*decoded, (accel::event::Ack{9, 1}));
+  using R = accel::event::NackReason;
+  EXPECT_EQ(nacks, (std::vector<R>{R::kUnreadable, R::kUnreadable, R::kUnreadable, R::kNodeMismatch}));
   std::this_thread::sleep_for(300ms);
   EXPECT_GE(metric("accel_aggregator_rejected_total{reason=\"unknown_key\"}"), 1);
   EXPECT_EQ(metric("accel_aggregator_rejected_total{reason=\"invalid\"}"), 2);

@@ -192,6 +192,12 @@ Status Daemon::start() {
   ACCEL_TRY(makeDirectory(config_.state_dir, 0700).context("state directory"));
   auto opts = event::outboxOptionsFrom(config_, shortHostname());
   if (!opts.ok()) return opts.error().context("event outbox");
+  opts->on_refused = [](const event::Nack& n) {
+    log::warning("events: the aggregator refused event " + std::to_string(n.seq) + " of epoch " +
+                 std::to_string(n.epoch) + " (" + event::nackReasonName(n.reason) +
+                 (n.message.empty() ? std::string() : ": " + n.message) + ")" +
+                 (n.skipped ? "; dropped, the events after it go on" : "; kept in the spool"));
+  };
   auto outbox = event::Outbox::start(std::move(*opts));
   if (!outbox.ok()) return outbox.error().context("event outbox");
   outbox_ = std::move(*outbox);

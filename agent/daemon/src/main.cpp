@@ -81,7 +81,8 @@ int printJobPresence(int argc, char** argv) {
     std::fprintf(stderr, "accel-agentd: %s\n", p.error().message().c_str());
     return 1;
   }
-  std::puts(*p == accel::agentd::JobPresence::kAlive ? "alive" : "gone");
+  using accel::agentd::JobPresence;
+  std::puts(*p == JobPresence::kAlive ? "alive" : *p == JobPresence::kGone ? "gone" : "unknown");
   return 0;
 }
 

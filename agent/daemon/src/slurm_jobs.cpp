@@ -80,7 +80,7 @@ JobPresence presenceFromState(uint32_t job_state) {
 
 Result<JobPresence> jobPresence(uint32_t job_id) {
   auto p = withJob(job_id, [](const slurm_job_info_t& j) { return presenceFromState(j.job_state); });
-  if (!p.ok() && p.error().code() == ErrorCode::kNotFound) return JobPresence::kGone;
+  if (!p.ok() && p.error().code() == ErrorCode::kNotFound) return JobPresence::kUnknown;
   return p;
 }
 
@@ -90,6 +90,7 @@ Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t
   ACCEL_TRY(out);
   if (*out == "alive\n") return JobPresence::kAlive;
   if (*out == "gone\n") return JobPresence::kGone;
+  if (*out == "unknown\n") return JobPresence::kUnknown;
   return Error(ErrorCode::kParse, "presence of job " + std::to_string(job_id) + ": bad answer");
 }
 

@@ -14,6 +14,7 @@ namespace fb = ::accel::events;  // the generated schema code
 namespace {
 
 constexpr const char* kAckIdentifier = "ACAK";
+constexpr const char* kNackIdentifier = "ACNK";
 // Bounds for the verifier: events are flat, so a deep or wide buffer is hostile.
 constexpr flatbuffers::uoffset_t kMaxDepth = 8;
 constexpr flatbuffers::uoffset_t kMaxTables = 4096;
@@ -172,6 +173,19 @@ Result<const fb::Envelope*> verified(std::span<const uint8_t> bytes) {
   return env;
 }
 
+// An Envelope read as far as its header: the verifier checks the table,
+// node, epoch and seq, and nothing of the event.
+struct EnvelopeHeader : private flatbuffers::Table {
+  bool Verify(flatbuffers::Verifier& v) const {
+    return VerifyTableStart(v) && VerifyOffset(v, fb::Envelope::VT_NODE) && v.VerifyString(node()) &&
+           VerifyField<uint64_t>(v, fb::Envelope::VT_EPOCH, 8) && VerifyField<uint64_t>(v, fb::Envelope::VT_SEQ, 8) &&
+           v.EndTable();
+  }
+  const flatbuffers::String* node() const { return GetPointer<const flatbuffers::String*>(fb::Envelope::VT_NODE); }
+  uint64_t epoch() const { return GetField<uint64_t>(fb::Envelope::VT_EPOCH, 0); }
+  uint64_t seq() const { return GetField<uint64_t>(fb::Envelope::VT_SEQ, 0); }
+};
+
 Header headerOf(const fb::Envelope& env) {
   return Header{env.node()->str(), env.epoch(), env.seq(), env.time_ns(), env.mono_ns()};
 }
@@ -223,6 +237,50 @@ Result<Ack> decodeAck(std::span<const uint8_t> input) {
   if (!v.VerifyBuffer<fb::Ack>(kAckIdentifier)) return Error(ErrorCode::kParse, "not a valid ack");
   const auto* a = flatbuffers::GetRoot<fb::Ack>(bytes.data());
   return Ack{a->epoch(), a->seq()};
+}
+
+Result<Header> peekHeader(std::span<const uint8_t> input) {
+  if (input.size() > kMaxEnvelopeBytes) input = input.first(kMaxEnvelopeBytes);  // a header sits near the start
+  std::vector<uint8_t> store;
+  auto bytes = aligned(input, store);
+  flatbuffers::Verifier v(bytes.data(), bytes.size(), kMaxDepth, kMaxTables);
+  if (!v.VerifyBuffer<EnvelopeHeader>(fb::EnvelopeIdentifier())) return Error(ErrorCode::kParse, "no readable envelope header");
+  const auto* h = flatbuffers::GetRoot<EnvelopeHeader>(bytes.data());
+  if (h->node() == nullptr || h->node()->size() == 0 || h->seq() == 0)
+    return Error(ErrorCode::kParse, "envelope header without node or sequence number");
+  return Header{h->node()->str(), h->epoch(), h->seq(), 0, 0};
+}
+
+const char* nackReasonName(NackReason reason) {
+  switch (reason) {
+    case NackReason::kUnreadable: return "unreadable";
+    case NackReason::kOversized: return "oversized";
+    case NackReason::kInvalid: return "invalid";
+    case NackReason::kNodeMismatch: return "node mismatch";
+    case NackReason::kNotOnJob: return "node not on the job";
+    case NackReason::kKeyRevoked: return "key no longer allowed";
+  }
+  return "unknown";
+}
+
+std::vector<uint8_t> encodeNack(const Nack& nack) {
+  Fbb b(128 + kMaxNackMessage);
+  auto message = b.CreateString(nack.message.substr(0, kMaxNackMessage));
+  b.Finish(fb::CreateNack(b, nack.epoch, nack.seq, castEnum<fb::NackReason>(nack.reason), nack.skipped, message),
+           kNackIdentifier);
+  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+}
+
+Result<Nack> decodeNack(std::span<const uint8_t> input) {
+  if (input.size() > 1024) return Error(ErrorCode::kParse, "nack too large");
+  std::vector<uint8_t> store;
+  auto bytes = aligned(input, store);
+  flatbuffers::Verifier v(bytes.data(), bytes.size(), kMaxDepth, 16);
+  if (!v.VerifyBuffer<fb::Nack>(kNackIdentifier)) return Error(ErrorCode::kParse, "not a valid nack");
+  const auto* n = flatbuffers::GetRoot<fb::Nack>(bytes.data());
+  auto reason = static_cast<uint8_t>(n->reason());
+  if (reason > static_cast<uint8_t>(NackReason::kKeyRevoked)) reason = static_cast<uint8_t>(NackReason::kInvalid);
+  return Nack{n->epoch(), n->seq(), static_cast<NackReason>(reason), n->skipped(), str(n->message())};
 }
 
 }  // namespace accel::event

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <span>
 #include <zmq.hpp>
 
 namespace accel::event {
@@ -76,6 +78,7 @@ class Outbox::Sender {
     s.acked = acked_;
     s.reconnects = reconnects_;
     s.io_errors = io_errors_;
+    s.refused = refused_;
     s.syncs = syncs_;
     s.slowest_sync_us = slowest_sync_us_;
     s.link_up = link_up_;
@@ -187,6 +190,11 @@ class Outbox::Sender {
         if (!rec.ok()) { ++io_errors_; return Sending::kIdle; }
         if (!*rec) return Sending::kIdle;
         pending_ = std::move((*rec)->payload);
+        pending_meta_ = {(*rec)->meta.epoch, (*rec)->meta.seq};
+        if (skipped_.contains(pending_meta_)) {  // refused for good: never sent again
+          pending_.reset();
+          continue;
+        }
       }
       zmq::message_t msg(pending_->data(), pending_->size());
       if (!sock_->send(msg, zmq::send_flags::dontwait)) return Sending::kBlocked;
@@ -200,8 +208,14 @@ class Outbox::Sender {
   void readAcks() {
     zmq::message_t msg;
     while (sock_->recv(msg, zmq::recv_flags::dontwait)) {
-      auto ack = decodeAck({static_cast<const uint8_t*>(msg.data()), msg.size()});
-      if (!ack.ok()) continue;  // a peer that is not our aggregator; nothing to release
+      std::span<const uint8_t> bytes{static_cast<const uint8_t*>(msg.data()), msg.size()};
+      auto ack = decodeAck(bytes);
+      if (!ack.ok()) {
+        if (auto nack = decodeNack(bytes); nack.ok()) refused(*nack);
+        continue;  // anything else: a peer that is not our aggregator; nothing to release
+      }
+      while (!skipped_.empty() && skipped_.begin()->first == ack->epoch && skipped_.begin()->second <= ack->seq)
+        skipped_.erase(skipped_.begin());
       auto done = spool_.acknowledge(ack->epoch, ack->seq);
       if (!done.ok()) { ++io_errors_; continue; }
       uint64_t released = *done;
@@ -210,6 +224,16 @@ class Outbox::Sender {
       in_flight_ = in_flight_ > released ? in_flight_ - released : 0;
       last_progress_ = std::chrono::steady_clock::now();
     }
+  }
+
+  // A refused frame is counted and reported. One the aggregator skipped is
+  // left out of every resend until an Ack releases it; the others (a key or
+  // node name the aggregator does not accept) stay spooled for a resend once
+  // the configuration is fixed.
+  void refused(const Nack& nack) {
+    ++refused_;
+    if (nack.skipped && nack.seq != 0 && skipped_.size() < kMaxSkipped) skipped_.insert({nack.epoch, nack.seq});
+    if (o_.on_refused) o_.on_refused(nack);
   }
 
   void readMonitor() {
@@ -252,9 +276,12 @@ class Outbox::Sender {
   bool connected_ = false;  // connect() finished
   SpoolPos cursor_;
   std::optional<std::vector<uint8_t>> pending_;
+  std::pair<uint64_t, uint64_t> pending_meta_;  // its epoch and seq
+  static constexpr size_t kMaxSkipped = 65536;
+  std::set<std::pair<uint64_t, uint64_t>> skipped_;  // (epoch, seq) refused and skipped, not yet acknowledged
   uint64_t in_flight_ = 0;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
-  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, io_errors_{0}, syncs_{0}, slowest_sync_us_{0};
+  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, io_errors_{0}, refused_{0}, syncs_{0}, slowest_sync_us_{0};
   std::atomic<bool> link_up_{false};
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
@@ -429,6 +456,7 @@ std::string describe(const OutboxStats& s) {
   if (s.dropped_telemetry || s.dropped_lifecycle)
     out += ", dropped " + std::to_string(s.dropped_telemetry) + " telemetry/" +
            std::to_string(s.dropped_lifecycle) + " lifecycle";
+  if (s.refused) out += ", refused by the aggregator " + std::to_string(s.refused);
   if (s.lost_at_shutdown) out += " (" + std::to_string(s.lost_at_shutdown) + " held lifecycle lost at shutdown)";
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "test_inventory.h"
 #include <slurm/slurm.h>
 #include <sys/stat.h>
@@ -142,6 +144,45 @@ TEST_F(StaleJobsTest, AStopRequestEndsTheSweepBetweenJobs) {
   EXPECT_EQ(calls, 0u);
   EXPECT_EQ(sweep.asked, 0u);
   EXPECT_TRUE(manager_->job(95).has_value());
+}
+
+TEST_F(StaleJobsTest, InvalidJobIdAloneEndsNoJob) {
+  prolog(100, "0");
+  prolog(101, "1");
+  events_.clear();
+  // slurmctld does not know either job; asked again, it knows 100 (it was
+  // confused), and 101 is still unknown: only 101 is cleaned.
+  std::map<uint32_t, int> asked;
+  std::vector<std::chrono::milliseconds> slept;
+  auto sweep = sweepStaleJobs(
+      ctx_,
+      [&](uint32_t id) -> Result<JobPresence> {
+        int n = ++asked[id];
+        return id == 100 && n == 2 ? JobPresence::kAlive : JobPresence::kUnknown;
+      },
+      {}, std::chrono::milliseconds(30000),
+      [&](std::chrono::milliseconds d) {
+        EXPECT_TRUE(manager_->job(100).has_value());  // nothing cleaned on the first answer
+        EXPECT_TRUE(manager_->job(101).has_value());
+        slept.push_back(d);
+        return true;
+      });
+  EXPECT_EQ(slept, (std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(30000)}));
+  EXPECT_EQ(asked, (std::map<uint32_t, int>{{100, 2}, {101, 2}}));
+  EXPECT_EQ(sweep.cleaned, 1u);
+  EXPECT_EQ(sweep.unconfirmed, 1u);
+  EXPECT_TRUE(manager_->job(100).has_value());
+  EXPECT_FALSE(manager_->job(101).has_value());
+  EXPECT_EQ(epilogEvents(), (std::vector<uint32_t>{101}));
+}
+
+TEST_F(StaleJobsTest, AStopDuringTheSecondLookKeepsUnknownJobs) {
+  prolog(102, "0");
+  auto sweep = sweepStaleJobs(
+      ctx_, [&](uint32_t) -> Result<JobPresence> { return JobPresence::kUnknown; }, {},
+      std::chrono::milliseconds(30000), [](std::chrono::milliseconds) { return false; });
+  EXPECT_EQ(sweep.cleaned, 0u);
+  EXPECT_TRUE(manager_->job(102).has_value());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // remembers what it acknowledged.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "accel/aggregator/ingest.h"
@@ -30,7 +31,7 @@ class IngestTest : public ::testing::Test {
     ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
     ASSERT_TRUE(ingestor_->load().ok());
   }
-  std::optional<StreamKey> offer(const std::string& node, uint64_t epoch, uint64_t seq, const Event& ev,
+  Offer offer(const std::string& node, uint64_t epoch, uint64_t seq, const Event& ev,
                                  const std::string& peer = "") {
     auto bytes = encode({node, epoch, seq, 1, 1}, ev);
     return ingestor_->offer(peer.empty() ? node : peer, bytes, 2);
@@ -259,6 +260,106 @@ TEST_F(IngestTest, EventsOfOneJobAreReadWithinItsSpan) {
   auto none = store_->readEvents({9, std::nullopt, 0, 100});
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+}
+
+// An envelope whose header reads but whose event does not verify: the user
+// name's length is made to run past the end of the buffer.
+std::vector<uint8_t> corruptEvent(const std::string& node, uint64_t epoch, uint64_t seq) {
+  auto bytes = encode({node, epoch, seq, 1, 1}, PrologStarted{7, 0, "uuuuuuuu", "", 0});
+  const uint8_t needle[] = {8, 0, 0, 0, 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u'};
+  auto at = std::search(bytes.begin(), bytes.end(), std::begin(needle), std::end(needle));
+  EXPECT_NE(at, bytes.end());
+  if (at != bytes.end()) at[3] = 0x7f;
+  return bytes;
+}
+
+TEST_F(IngestTest, ARefusedFrameIsNackedAndTheStreamGoesOnPastIt) {
+  ASSERT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  auto bad = corruptEvent("n1", 1, 2);
+  ASSERT_FALSE(decode(bad).ok());
+  Offer refused = ingestor_->offer("n1", bad, 2);
+  ASSERT_TRUE(refused.nack);
+  EXPECT_EQ(refused.nack->reason, NackReason::kInvalid);
+  EXPECT_EQ(refused.nack->epoch, 1u);
+  EXPECT_EQ(refused.nack->seq, 2u);
+  EXPECT_TRUE(refused.nack->skipped);
+  ASSERT_TRUE(refused.ack);
+  EXPECT_EQ(*refused.ack, (StreamKey{"n1", 1}));
+  Offer next = offer("n1", 1, 3, AgentStarted{});  // the frame behind it
+  EXPECT_TRUE(next);
+  EXPECT_FALSE(next.nack);
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 3u);  // the Ack covers the refused frame
+  EXPECT_EQ(storedCount(), 2);
+  // Sent again (the agent missed the Nack): a duplicate, acknowledged, not stored.
+  EXPECT_FALSE(ingestor_->offer("n1", bad, 4).ack == std::nullopt);
+  ASSERT_TRUE(ingestor_->commit(5).ok());
+  EXPECT_EQ(storedCount(), 2);
+}
+
+TEST_F(IngestTest, AnUnreadableFrameIsNackedWithoutAStream) {
+  std::vector<uint8_t> garbage{0x13, 0x37, 0, 0, 'A', 'C', 'E', 'V', 0xff, 0xff};
+  Offer o = ingestor_->offer("n1", garbage, 1);
+  ASSERT_TRUE(o.nack);
+  EXPECT_EQ(o.nack->reason, NackReason::kUnreadable);
+  EXPECT_EQ(o.nack->seq, 0u);
+  EXPECT_FALSE(o.nack->skipped);
+  EXPECT_FALSE(o.ack);
+  EXPECT_TRUE(offer("n1", 1, 1, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(2).ok());
+  EXPECT_EQ(ingestor_->acked({"n1", 1}), 1u);
+}
+
+TEST_F(IngestTest, AFrameNamingAnotherNodeMovesNoStream) {
+  ASSERT_TRUE(offer("n2", 1, 1, AgentStarted{}));
+  Offer o = offer("n2", 1, 2, AgentStarted{}, "n1");  // n1's key speaking for n2
+  ASSERT_TRUE(o.nack);
+  EXPECT_EQ(o.nack->reason, NackReason::kNodeMismatch);
+  EXPECT_FALSE(o.nack->skipped);
+  EXPECT_FALSE(o.ack);
+  EXPECT_TRUE(offer("n2", 1, 2, AgentStarted{}));  // n2's own frame 2 is still wanted
+  ASSERT_TRUE(ingestor_->commit(2).ok());
+  EXPECT_EQ(ingestor_->acked({"n2", 1}), 2u);
+  EXPECT_EQ(storedCount(), 2);
+}
+
+TEST_F(IngestTest, ANodeReportsOnlyJobsThatRanOnIt) {
+  ASSERT_TRUE(offer("n1", 1, 1, PrologStarted{42, 0, "a", "n[1-2]", 2}));
+  // n3 is not on job 42: its epilog and a prolog naming other nodes are refused.
+  Offer epilog = offer("n3", 1, 1, EpilogFinished{42, JobResult::kFailed});
+  ASSERT_TRUE(epilog.nack);
+  EXPECT_EQ(epilog.nack->reason, NackReason::kNotOnJob);
+  EXPECT_TRUE(epilog.nack->skipped);
+  EXPECT_EQ(epilog.job_id, 42u);
+  EXPECT_NE(epilog.nack->message.find("n3"), std::string::npos) << epilog.nack->message;
+  Offer prolog = offer("n3", 1, 2, PrologStarted{42, 0, "a", "n[3-4]", 2});
+  ASSERT_TRUE(prolog.nack);
+  EXPECT_EQ(prolog.nack->reason, NackReason::kNotOnJob);
+  // A prolog whose list does not name its own node is refused too.
+  EXPECT_TRUE(offer("n3", 1, 3, PrologStarted{43, 0, "a", "n[1-2]", 2}).nack);
+  // n3's own job and the listed node's events go on.
+  EXPECT_TRUE(offer("n3", 1, 4, PrologStarted{44, 0, "b", "n3", 1}));
+  EXPECT_TRUE(offer("n2", 1, 1, PrologStarted{42, 0, "a", "n[1-2]", 2}));
+  EXPECT_TRUE(offer("n2", 1, 2, EpilogFinished{42}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  EXPECT_EQ(ingestor_->acked({"n3", 1}), 4u);
+  EXPECT_EQ(metrics_.rejected[size_t(Reject::kNotOnJob)], 3u);
+  auto job = store_->loadJob(42);
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_EQ((*job)->nodes, (std::set<std::string>{"n1", "n2"}));
+  EXPECT_EQ((*job)->result, JobResult::kOk);  // n3's failure did not count
+}
+
+TEST_F(IngestTest, ARequeuedRunOnOtherNodesIsLetInOnceTheFirstRunIsOver) {
+  ASSERT_TRUE(offer("n1", 1, 1, PrologStarted{42, 0, "a", "n1", 1}));
+  EXPECT_TRUE(offer("n2", 1, 1, PrologStarted{42, 0, "a", "n2", 1}).nack);  // the first run is on
+  ASSERT_TRUE(offer("n1", 1, 2, EpilogFinished{42}));
+  EXPECT_TRUE(offer("n2", 1, 2, PrologStarted{42, 0, "a", "n2", 1}));  // requeued onto n2
+  EXPECT_TRUE(offer("n2", 1, 3, EpilogFinished{42}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  auto job = store_->loadJob(42);
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_TRUE((*job)->epilog_nodes.contains("n2"));
 }
 
 }  // namespace

@@ -6,6 +6,13 @@
 // higher ones mean an earlier one was lost on the way (dropped; the agent
 // resends from its oldest unacknowledged event).
 //
+// A frame that is refused (over the size cap, not a valid envelope, or an
+// event of a job its node did not run) is answered with a Nack. When its
+// header names the sender's own stream and it is that stream's next sequence
+// number, the number counts as received (the frame is "skipped": not stored,
+// covered by the next Ack), so one bad frame never holds up the frames behind
+// it. A frame that names another node than its sender's key moves no stream.
+//
 // A job's AdminComment is queued once every node's epilog is in. Until then,
 // from the first epilog on, the job waits in summary_waits until
 // `summary_wait` after that epilog arrived, when the comment writer queues it
@@ -28,6 +35,17 @@ namespace accel::aggregator {
 
 inline constexpr std::chrono::seconds kDefaultSummaryWait{300};  // SummaryWaitSeconds
 
+// What became of one offered frame.
+struct Offer {
+  // The stream to acknowledge to the peer: accepted, duplicate, gap, or
+  // refused and skipped. Empty when no stream of the sender can be named.
+  std::optional<StreamKey> ack;
+  // Set when the frame was refused: the answer to send back (the frame is not stored).
+  std::optional<event::Nack> nack;
+  uint32_t job_id = 0;  // the refused event's job, 0 if none or unknown (for logs)
+  explicit operator bool() const { return !nack; }  // not refused
+};
+
 class Ingestor {
  public:
   Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes,
@@ -37,9 +55,9 @@ class Ingestor {
   Status load();
 
   // One payload frame from a peer authenticated as `peer_node` (empty: no
-  // identity check). Returns the stream to acknowledge to that peer (also
-  // for duplicates and gaps), or nullopt when the frame was rejected.
-  std::optional<StreamKey> offer(const std::string& peer_node, std::span<const uint8_t> bytes, int64_t now_ns);
+  // identity check). Says which stream to acknowledge to that peer and, for
+  // a refused frame, the Nack to send it.
+  Offer offer(const std::string& peer_node, std::span<const uint8_t> bytes, int64_t now_ns);
 
   // Writes the open batch in one transaction (seal, Store::commit, finish).
   // On failure nothing of the batch counts as received (the agents will
@@ -73,6 +91,11 @@ class Ingestor {
   using Streams = std::map<StreamKey, Stream>;
 
   Result<JobSummary*> job(uint32_t job_id);
+  Offer refuse(const std::string& peer_node, std::span<const uint8_t> bytes, Reject why, event::NackReason reason,
+               std::string message);
+  Offer skip(Streams::iterator stream, const StreamKey& key, uint64_t seq, event::NackReason reason, std::string message);
+  std::optional<std::string> refusalOf(const event::Envelope& env, uint32_t job_id, int64_t now_ns);
+  void stage(Streams::iterator stream, uint64_t seq);
   void merge(const event::Envelope& env, uint32_t job_id, int64_t now_ns);
 
   Store& store_;

@@ -11,7 +11,7 @@
 namespace accel::aggregator {
 
 // Why a frame was refused; append only (the names are metric labels).
-enum class Reject { kFrames, kOversized, kInvalid, kNodeMismatch, kOutOfOrder, kUnknownKey, kCount };
+enum class Reject { kFrames, kOversized, kInvalid, kNodeMismatch, kOutOfOrder, kUnknownKey, kNotOnJob, kKeyRevoked, kCount };
 const char* rejectName(Reject reason);
 
 struct Metrics {

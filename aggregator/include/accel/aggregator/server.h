@@ -3,12 +3,21 @@
 // that admits only the node keys in the allow-list directory (one NODE.pub
 // per node; the file name is the node's name and must match the node name in
 // every envelope it sends), and the receive -> ingest -> commit -> ack loop,
-// with commits on a writer thread.
+// with commits on a writer thread. A refused frame is answered at once with
+// a Nack (ingest.h says when its sequence number counts as received).
+//
+// The allow list is read when the server starts and again by
+// reloadAllowList() (the daemon calls it on SIGHUP), never per handshake. A
+// reload that fails keeps the list in force. A key taken off the list is
+// refused at its next handshake, and so is every frame still arriving on a
+// connection made with it (Nack, key no longer allowed).
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "accel/aggregator/allow_list.h"
 #include "accel/aggregator/ingest.h"
 #include "accel/aggregator/metrics.h"
 #include "accel/common/result.h"
@@ -19,7 +28,7 @@ namespace accel::aggregator {
 struct ServerOptions {
   std::string listen;  // zmq endpoint: "tcp://*:7450", "ipc:///run/x.sock"
   event::CurveKeyPair keys;
-  std::string allow_dir;  // read again at every handshake, so adding a node needs no restart
+  std::string allow_dir;  // read at start and by reloadAllowList()
   size_t max_frame_bytes = 64 * 1024;
   size_t batch_max = 8192;  // frames per transaction
   // How long a batch stays open for more frames after its first one: fewer,
@@ -27,9 +36,18 @@ struct ServerOptions {
   std::chrono::milliseconds batch_wait{5};
 };
 
+// A refused frame, for the daemon's log.
+struct Rejection {
+  std::string peer;  // the sender's node name (its key's), empty if none
+  event::Nack nack;  // what it was told
+  uint32_t job_id = 0;
+};
+
 class Server {
  public:
-  // Binds the socket and starts the ZAP handler. `ingestor` must be loaded.
+  // Loads the allow list (loadAllowList, owned by root or this process's
+  // user), binds the socket and starts the ZAP handler. `ingestor` must be
+  // loaded. Errors: the allow list is refused (naming the file), the bind failed.
   static Result<std::unique_ptr<Server>> start(const ServerOptions& options, Ingestor& ingestor, Metrics& metrics);
   ~Server();
   Server(const Server&) = delete;
@@ -44,6 +62,16 @@ class Server {
   // batch, nor of the one received meanwhile, was acknowledged.
   // Destroying the server waits for the batch being written.
   Status poll(std::chrono::milliseconds wait);
+
+  // Reads the allow list again and puts it in force; on the thread that
+  // calls poll(). Returns how many nodes it lists. On error the list in force
+  // stays.
+  Result<size_t> reloadAllowList();
+
+  // The frames refused since the last call, oldest first, at most
+  // kKeptRejections; `*more` (if given) gets how many more were refused.
+  static constexpr size_t kKeptRejections = 64;
+  std::vector<Rejection> takeRejections(uint64_t* more = nullptr);
 
   struct Impl;
 

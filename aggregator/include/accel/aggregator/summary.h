@@ -38,6 +38,9 @@ struct JobSummary {
   std::map<std::string, uint64_t> appliance_s;  // node -> the job's appliance seconds as that node saw them
   uint64_t appliance_limit_s = 0;
   std::set<uint32_t> surrogate_steps;
+  // Nodes named by the list of a later run of the job (requeued onto other
+  // nodes after the first run was over): they may report it too.
+  std::set<std::string> later_nodes;
   // node -> why its prolog failed (the last failure it reported), each at
   // most kMaxErrorBytes; at most kMaxErrorNodes nodes, those first by name.
   std::map<std::string, std::string> errors;
@@ -58,7 +61,22 @@ struct JobSummary {
   // listed ones, or without a usable list those that reported something
   // (a node that never reported cannot be named then). Empty when complete.
   std::set<std::string> missingNodes() const;
+  // Whether `node` may report the job: it is listed (by the first run's list
+  // or a later run's), or no usable list is known.
+  bool mayReport(const std::string& node) const;
 };
+
+// Why `node` (the sender's authenticated name) may not report `ev` for the
+// job of `summary`; nullopt when it may. A node reports only jobs that ran on
+// it: its own PrologStarted must list it, and once the job's node list is
+// known (from the first PrologStarted with a usable list) every event must
+// come from a listed node. A PrologStarted with another list is refused
+// unless the job's run is over (`run_over`: every listed epilog in, or the
+// summary wait ended), when it is a requeued run on other nodes. Without a
+// usable list (no count, an unparseable list) nothing can be checked and the
+// event is allowed.
+std::optional<std::string> refusal(const JobSummary& summary, const std::string& node, const event::Event& ev,
+                                   bool run_over);
 
 // Folds one event from `node` into `summary` (whose job_id is the event's).
 // `received_ns` is when the event arrived (CLOCK_REALTIME); 0: not known.

@@ -15,7 +15,10 @@ namespace accel::agentd {
 // is kAlive: its epilog is still to come. (A job requeued and already running
 // again elsewhere counts as alive; the node name the agent knows need not be
 // Slurm's, and a wrong "gone" would tear down a running job.)
-enum class JobPresence { kAlive, kGone };
+// kUnknown: slurmctld answered "invalid job id". A slurmctld that lost its
+// state (or a confused one) says that of running jobs too, so the answer
+// alone never ends a job: the sweep asks again later (stale_jobs.h).
+enum class JobPresence { kAlive, kGone, kUnknown };
 
 // Asks slurmctld (libslurm, in this process). Errors: kUnavailable when
 // slurmctld cannot answer.

@@ -54,4 +54,27 @@ struct Ack {
 std::vector<uint8_t> encodeAck(const Ack& ack);
 Result<Ack> decodeAck(std::span<const uint8_t> bytes);
 
+// Only node, epoch and seq of an envelope, verifying those fields and not the
+// event: how the aggregator names a frame it refuses (oversized, or with an
+// event that does not verify) in its Nack. Errors: kParse.
+Result<Header> peekHeader(std::span<const uint8_t> bytes);
+
+// The aggregator's refusal of one frame (events.fbs, Nack).
+enum class NackReason : uint8_t { kUnreadable, kOversized, kInvalid, kNodeMismatch, kNotOnJob, kKeyRevoked };
+const char* nackReasonName(NackReason reason);  // "unreadable", "oversized", ...
+
+struct Nack {
+  uint64_t epoch = 0;  // 0 with seq 0: the frame could not be read
+  uint64_t seq = 0;
+  NackReason reason = NackReason::kUnreadable;
+  // The aggregator counted the sequence number as received: the next Ack
+  // covers it and the sender must not send the frame again.
+  bool skipped = false;
+  std::string message;  // at most kMaxNackMessage bytes
+  bool operator==(const Nack&) const = default;
+};
+inline constexpr size_t kMaxNackMessage = 256;
+std::vector<uint8_t> encodeNack(const Nack& nack);  // cuts the message to kMaxNackMessage
+Result<Nack> decodeNack(std::span<const uint8_t> bytes);
+
 }  // namespace accel::event

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -59,6 +60,10 @@ struct OutboxOptions {
   uint64_t held_max_events = kMaxHeldEvents;
   uint64_t held_max_bytes = kMaxHeldBytes;
   std::chrono::milliseconds held_retry{1000};
+  // Called on the sender thread for each frame the aggregator refused (a
+  // Nack), for the caller's log; must not block. A refused frame that the
+  // aggregator skipped is never sent again: the next Ack releases it.
+  std::function<void(const Nack&)> on_refused;
 };
 
 struct OutboxStats {
@@ -78,6 +83,7 @@ struct OutboxStats {
   uint64_t recovery_dropped_bytes = 0;
   uint64_t reconnects = 0;     // connections lost
   uint64_t io_errors = 0;      // spool read or sync failures in the sender
+  uint64_t refused = 0;        // frames the aggregator refused (Nack)
   uint64_t syncs = 0;          // fdatasyncs of the spool (appends share them)
   uint64_t slowest_sync_us = 0;  // the longest of them: how long the disk held events back
   bool link_up = false;        // CURVE handshake done, connection alive

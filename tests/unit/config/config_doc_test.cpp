@@ -133,7 +133,7 @@ TEST(ConfigKeyTables, AccelConfKeys) {
             (std::vector<std::string>{"ControlSocket", "AdminSocket", "ControlUserConnections",
                                       "ControlUserRequests", "ControlUserRate", "ControlUserIdleMs",
                                       "StateDir", "RunDir", "SlurmUser", "LogLevel",
-                                      "TopologyFile", "HookTimeout", "HwMockDir",
+                                      "TopologyFile", "HookTimeout", "VendorEnvironment", "HwMockDir",
                                       "ApplianceTimeDefault", "ApplianceTimeMax", "VipuCommand",
                                       "ApplianceCommand", "AppliancePollInterval", "ApplianceTimeout",
                                       "Fabric", "FabricInterfaces", "FabricManagementInterface",

@@ -182,6 +182,9 @@ void TreeRemover::list(Level& cur) {
   for (;;) {
     ssize_t n = ::getdents64(cur.fd, buffer_.data(), buffer_.size());
     if (n < 0 && errno == EINTR) continue;
+    // ENOENT: someone else removed the directory while it was open; a
+    // removed directory is empty, and removing its name will find it gone.
+    if (n < 0 && errno == ENOENT) return;
     if (n < 0) {
       note(nullptr, "", sysError("read directory " + pathOf(""), errno));
       cur.failed.insert(kUnreadable);

@@ -260,7 +260,7 @@ Status Daemon::start() {
         surrogate_started_.insert(id);
         surrogates_->adopt(SurrogateSpec{.job_id = rec.spec.job_id, .uid = rec.spec.uid, .gid = rec.spec.gid,
                                          .user = rec.spec.user, .appliance_job = id, .step_name = id},
-                           all_made);
+                           rec.ready_ns, all_made);
       }
     }
   ACCEL_TRY(startLimitEnforcer());

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <limits>
+#include <sstream>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -17,6 +20,8 @@
 #include <thread>
 
 #include "accel/agent/job_nodes.h"
+#include "accel/common/log.h"
+#include "accel/spank/proc_stat.h"
 
 namespace accel::agentd {
 
@@ -107,24 +112,82 @@ bool isSrunOf(const std::vector<std::string>& args, const SurrogateOptions& o, c
          args[n - 2] == job && args[n - 1] == s.appliance_job;
 }
 
-pid_t findSrun(const SurrogateOptions& o, const SurrogateSpec& s) {
+std::string readText(const std::string& path, size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(limit));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+// The kernel's boot time (CLOCK_REALTIME seconds), from /proc/stat.
+int64_t bootTimeNs() {
+  std::ifstream in("/proc/stat");
+  std::string key;
+  while (in >> key) {
+    if (key == "btime") {
+      int64_t seconds = 0;
+      in >> seconds;
+      return seconds * 1'000'000'000;
+    }
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
+
+// Everything but argv stays zero or empty when the process is gone.
+ProcessFacts factsOf(pid_t pid) {
+  ProcessFacts f;
+  f.argv = cmdline(pid);
+  std::istringstream status(readText("/proc/" + std::to_string(pid) + "/status", 4096));
+  bool have_uid = false;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Uid:", 0) != 0) continue;
+    std::istringstream fields(line.substr(4));
+    have_uid = static_cast<bool>(fields >> f.real_uid >> f.effective_uid);
+    break;
+  }
+  // A process whose uids cannot be read is nobody's: never the job user's.
+  if (!have_uid) f.real_uid = f.effective_uid = static_cast<uid_t>(-1);
+  auto ticks = spank::readStartTicks(pid);
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (ticks.ok() && hz > 0)
+    f.start_ns = bootTimeNs() + static_cast<int64_t>(*ticks / static_cast<uint64_t>(hz)) * 1'000'000'000 +
+                 static_cast<int64_t>(*ticks % static_cast<uint64_t>(hz)) * (1'000'000'000 / hz);
+  f.cgroup = readText("/proc/" + std::to_string(pid) + "/cgroup", 4096);
+  return f;
+}
+
+// Every process with the step's srun command line.
+std::vector<pid_t> findSruns(const SurrogateOptions& o, const SurrogateSpec& s) {
+  std::vector<pid_t> found;
   DIR* proc = opendir("/proc");
-  if (proc == nullptr) return 0;
-  pid_t found = 0;
+  if (proc == nullptr) return found;
   while (dirent* e = readdir(proc)) {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
-    if (isSrunOf(cmdline(static_cast<pid_t>(pid)), o, s)) {
-      found = static_cast<pid_t>(pid);
-      break;
-    }
+    if (isSrunOf(cmdline(static_cast<pid_t>(pid)), o, s)) found.push_back(static_cast<pid_t>(pid));
   }
   closedir(proc);
   return found;
 }
 
 }  // namespace
+
+std::string whyNotSurrogateSrun(const ProcessFacts& p, const SurrogateOptions& options, const SurrogateSpec& spec,
+                                const AdoptCheck& check) {
+  if (!isSrunOf(p.argv, options, spec)) return "not the step's srun command line";
+  if (p.real_uid != spec.uid || p.effective_uid != spec.uid)
+    return "runs as uid " + std::to_string(p.real_uid) + "/" + std::to_string(p.effective_uid) + ", not the job user's " +
+           std::to_string(spec.uid);
+  if (p.start_ns <= 0) return "start time unknown";
+  if (check.not_before_ns > 0 && p.start_ns < check.not_before_ns - kAdoptClockSlackNs)
+    return "started before the job was ready here";
+  if (check.not_after_ns > 0 && p.start_ns > check.not_after_ns + kAdoptClockSlackNs) return "started after this daemon looked";
+  if (p.cgroup != check.cgroup) return "in another cgroup than the daemon's";
+  return "";
+}
 
 std::vector<std::string> surrogateArgv(const SurrogateOptions& o, const SurrogateSpec& s) {
   const std::string job = std::to_string(s.job_id);
@@ -160,16 +223,24 @@ void SurrogateSteps::launch(const SurrogateSpec& spec) {
   }).detach();
 }
 
-void SurrogateSteps::adopt(const SurrogateSpec& spec, bool gone_means_ended) {
+void SurrogateSteps::adopt(const SurrogateSpec& spec, int64_t ready_ns, bool gone_means_ended) {
+  AdoptCheck check{.not_before_ns = ready_ns,
+                   .not_after_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count(),
+                   .cgroup = readText("/proc/self/cgroup", 4096)};
   int fd = -1;
-  if (pid_t pid = findSrun(options_, spec); pid > 0) {
+  for (pid_t pid : findSruns(options_, spec)) {
     fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-    // The pid may have been reused since the scan: the pidfd names whatever
-    // holds it now, so look at that one's command line again.
-    if (fd >= 0 && !isSrunOf(cmdline(pid), options_, spec)) {
-      close(fd);
-      fd = -1;
-    }
+    if (fd < 0) continue;
+    // Read after the pidfd is open: it names whatever held the pid then,
+    // and a process that took the pid since the scan fails the checks.
+    std::string why = whyNotSurrogateSrun(factsOf(pid), options_, spec, check);
+    if (why.empty()) break;
+    log::warning("surrogate: job " + std::to_string(spec.job_id) + ": process " + std::to_string(pid) +
+                 " has the command line of the srun for " + spec.appliance_job + " but " + why + "; left alone");
+    close(fd);
+    fd = -1;
   }
   if (fd < 0 && !gone_means_ended) return;
   std::thread([shared = shared_, spec, fd] {

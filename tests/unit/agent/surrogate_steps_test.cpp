@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +21,14 @@
 
 namespace accel::agentd {
 namespace {
+
+// The test binary re-executed with this variable set stands in for an srun:
+// it has whatever command line it was given and waits to be killed.
+const bool kActsAsSrun = [] {
+  if (std::getenv("ACCEL_TEST_ACT_AS_SRUN") != nullptr)
+    for (;;) pause();
+  return false;
+}();
 
 TEST(SurrogateStepsTest, StepNameIsTheApplianceJobIdWithItsCsxCount) {
   appliance::ApplianceJob compile, train;
@@ -111,6 +120,144 @@ TEST(SurrogateStepsTest, LaunchRunsAsTheJobsUserAndReportsTheEnd) {
   EXPECT_EQ(text.str(), "65534 65534 /s.conf --jobid=7 --overlap -J wsjob-a --ntasks=1 --nodes=1 --quiet w --config c "
                         "wait-appliance 7 wsjob-a\n");
   ASSERT_TRUE(removeTree(dir).ok());
+}
+
+ProcessFacts goodFacts(const SurrogateOptions& o, const SurrogateSpec& s) {
+  return ProcessFacts{.argv = surrogateArgv(o, s), .real_uid = s.uid, .effective_uid = s.uid,
+                      .start_ns = 2'000'000'000'000, .cgroup = "0::/system.slice/accel-agentd.service\n"};
+}
+
+TEST(SurrogateStepsTest, AdoptionWantsTheJobUsersProcessStartedInTheJobAndTheDaemonsCgroup) {
+  SurrogateOptions o{.srun = "/usr/bin/srun", .accelctl = "/opt/accelctl", .config_path = "/etc/a.conf", .slurm_conf = ""};
+  SurrogateSpec s{.job_id = 65, .uid = 1000, .gid = 1000, .user = "u", .appliance_job = "wsjob-a", .step_name = "wsjob-a"};
+  const AdoptCheck check{.not_before_ns = 1'990'000'000'000, .not_after_ns = 2'010'000'000'000,
+                         .cgroup = "0::/system.slice/accel-agentd.service\n"};
+  EXPECT_EQ(whyNotSurrogateSrun(goodFacts(o, s), o, s, check), "");
+
+  auto p = goodFacts(o, s);
+  p.argv.back() = "wsjob-b";
+  EXPECT_EQ(whyNotSurrogateSrun(p, o, s, check), "not the step's srun command line");
+  // Another user who copied the command line, also through a setuid program.
+  p = goodFacts(o, s);
+  p.real_uid = p.effective_uid = 1001;
+  EXPECT_NE(whyNotSurrogateSrun(p, o, s, check).find("not the job user's 1000"), std::string::npos);
+  p = goodFacts(o, s);
+  p.effective_uid = 0;
+  EXPECT_NE(whyNotSurrogateSrun(p, o, s, check), "");
+  // Started before the job was ready here (beyond the clock's slack), or
+  // after the daemon looked, or with no readable start time.
+  p = goodFacts(o, s);
+  p.start_ns = check.not_before_ns - kAdoptClockSlackNs - 1;
+  EXPECT_EQ(whyNotSurrogateSrun(p, o, s, check), "started before the job was ready here");
+  p.start_ns = check.not_before_ns - kAdoptClockSlackNs + 1;
+  EXPECT_EQ(whyNotSurrogateSrun(p, o, s, check), "");
+  p.start_ns = check.not_after_ns + kAdoptClockSlackNs + 1;
+  EXPECT_EQ(whyNotSurrogateSrun(p, o, s, check), "started after this daemon looked");
+  p.start_ns = 0;
+  EXPECT_EQ(whyNotSurrogateSrun(p, o, s, check), "start time unknown");
+  // A record from before ready times were kept: no lower bound.
+  p = goodFacts(o, s);
+  p.start_ns = 5;
+  EXPECT_EQ(whyNotSurrogateSrun(p, o, s, AdoptCheck{.not_before_ns = 0, .not_after_ns = check.not_after_ns,
+                                                    .cgroup = check.cgroup}),
+            "");
+  // A user's own process, in the user's session or job cgroup.
+  p = goodFacts(o, s);
+  p.cgroup = "0::/user.slice/user-1000.slice/session-4.scope\n";
+  EXPECT_EQ(whyNotSurrogateSrun(p, o, s, check), "in another cgroup than the daemon's");
+}
+
+// Starts the test binary as a stand-in srun (kActsAsSrun) with the command
+// line of spec's step.
+pid_t startStandIn(const SurrogateOptions& o, const SurrogateSpec& s) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return -1;
+  exe[n] = '\0';
+  std::vector<std::string> args = surrogateArgv(o, s);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  char env_var[] = "ACCEL_TEST_ACT_AS_SRUN=1";
+  char* envp[] = {env_var, nullptr};
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve(exe, argv.data(), envp);
+    _exit(127);
+  }
+  return pid;
+}
+
+// Waits until the stand-in shows the command line it was given.
+bool showsItsCommandLine(pid_t pid, const std::string& last_arg) {
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (all.size() > last_arg.size() + 1 && all.compare(all.size() - last_arg.size() - 1, last_arg.size(), last_arg) == 0)
+      return true;
+    usleep(10'000);
+  }
+  return false;
+}
+
+// After a restart: a process with the step's command line is adopted only
+// when it runs as the job's user. One of another user is left alone (the
+// step counts as gone), so killing it ends nobody's appliance job.
+TEST(SurrogateStepsTest, AdoptFollowsTheJobUsersSrunAndLeavesACopyOfAnotherUserAlone) {
+  const SurrogateOptions o{.srun = "/nonexistent/srun", .accelctl = "/opt/accelctl", .config_path = "/etc/a.conf",
+                           .slurm_conf = ""};
+  const auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const int64_t ready_ns = now_ns() - 1'000'000'000;
+  SurrogateSpec mine{.job_id = 91, .uid = getuid(), .gid = getgid(), .user = "me", .appliance_job = "wsjob-91",
+                     .step_name = "wsjob-91"};
+  pid_t srun = startStandIn(o, mine);
+  ASSERT_GT(srun, 0);
+  ASSERT_TRUE(showsItsCommandLine(srun, "wsjob-91"));
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<uint32_t> ended;
+  SurrogateSteps steps(o, [&](const SurrogateSpec& spec, int st) {
+    EXPECT_EQ(st, -1);
+    std::lock_guard<std::mutex> g(mu);
+    ended.push_back(spec.job_id);
+    cv.notify_all();
+  });
+  // The same command line, but the job is another user's.
+  SurrogateSpec theirs = mine;
+  theirs.uid = getuid() + 4242;
+  steps.adopt(theirs, ready_ns, /*gone_means_ended=*/true);
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    ASSERT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return ended.size() == 1; }));
+  }
+  // The job user's own: followed until it ends.
+  steps.adopt(mine, ready_ns, /*gone_means_ended=*/true);
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    EXPECT_FALSE(cv.wait_for(lk, std::chrono::milliseconds(300), [&] { return ended.size() > 1; }));
+  }
+  // Not when the job became ready after the process started.
+  SurrogateSteps later(o, [&](const SurrogateSpec&, int) {
+    std::lock_guard<std::mutex> g(mu);
+    ended.push_back(0);
+    cv.notify_all();
+  });
+  later.adopt(mine, now_ns() + 2 * kAdoptClockSlackNs, /*gone_means_ended=*/true);
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    ASSERT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return ended.size() == 2; }));
+    EXPECT_EQ(ended[1], 0u);
+  }
+  kill(srun, SIGKILL);
+  int status = 0;
+  waitpid(srun, &status, 0);
+  std::unique_lock<std::mutex> lk(mu);
+  ASSERT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return ended.size() == 3; }));
+  EXPECT_EQ(ended[2], 91u);
 }
 
 }  // namespace

@@ -50,6 +50,35 @@ bool wantsSurrogate(const agent::JobRecord& rec, const appliance::ApplianceJob& 
 // The command line srun gets (pure, for tests).
 std::vector<std::string> surrogateArgv(const SurrogateOptions& options, const SurrogateSpec& spec);
 
+// What the agent reads of a process whose command line is a surrogate
+// srun's, to decide whether a previous daemon started it.
+struct ProcessFacts {
+  std::vector<std::string> argv;
+  uid_t real_uid = 0;
+  uid_t effective_uid = 0;
+  int64_t start_ns = 0;  // CLOCK_REALTIME, to the second (the kernel's boot time is)
+  std::string cgroup;    // /proc/PID/cgroup as it reads
+};
+
+// What such an srun must also be, beyond its command line (which anyone can
+// copy): run as the job's user, started while the job was ready here and
+// before this daemon looked, in the daemon's own cgroup (under systemd the
+// service's, where no user can put a process).
+struct AdoptCheck {
+  int64_t not_before_ns = 0;  // the job's ready time; 0: no lower bound
+  int64_t not_after_ns = 0;   // when the daemon looked
+  std::string cgroup;         // the daemon's /proc/self/cgroup
+};
+
+// How far a process's start time may lie outside those bounds: the kernel
+// gives its boot time to the second, and the clock may have been stepped.
+inline constexpr int64_t kAdoptClockSlackNs = 5'000'000'000;
+
+// Whether `p` is the srun of `spec`'s step that a previous daemon started.
+// Empty when it is, else why not (for the log).
+std::string whyNotSurrogateSrun(const ProcessFacts& p, const SurrogateOptions& options, const SurrogateSpec& spec,
+                                const AdoptCheck& check);
+
 class SurrogateSteps {
  public:
   // Called on a helper thread when srun ended; `wait_status` as waitpid
@@ -66,11 +95,15 @@ class SurrogateSteps {
 
   // After a restart: the srun a previous daemon started for `spec` is no
   // child of this one. It is found by its command line (surrogateArgv's,
-  // whatever the step's name) and its end is reported through OnEnd, wait
-  // status -1 (unknown). When there is none, the step ended while no daemon
-  // watched, and OnEnd comes at once if `gone_means_ended`; otherwise (the
-  // caller cannot tell it from an srun Slurm refused) nothing is reported.
-  void adopt(const SurrogateSpec& spec, bool gone_means_ended);
+  // whatever the step's name) and whyNotSurrogateSrun's checks, with the
+  // job's ready time `ready_ns` as the earliest start, and its end is
+  // reported through OnEnd, wait status -1 (unknown). A process that has the
+  // command line but fails a check is logged and left alone: another user
+  // copying it cannot end the step's appliance job. When there is none, the
+  // step ended while no daemon watched, and OnEnd comes at once if
+  // `gone_means_ended`; otherwise (the caller cannot tell it from an srun
+  // Slurm refused) nothing is reported.
+  void adopt(const SurrogateSpec& spec, int64_t ready_ns, bool gone_means_ended);
 
  private:
   struct Shared;

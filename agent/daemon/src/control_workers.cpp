@@ -15,6 +15,7 @@
 // the last idle worker waits without a time limit, so an idle daemon wakes
 // for nothing.
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -90,6 +91,27 @@ void noteRefusal(uid_t uid, ipc::Refusal why) {
                (n > 1 ? "; " + std::to_string(n) + " refusals since the last report" : ""));
 }
 
+// The nice value a worker takes while it handles a user's connection.
+constexpr int kUserWorkNice = 19;
+
+// Users' connections are taken and served at a lower CPU priority than
+// root's and SlurmUser's, so on a node whose cores are all busy a flood of
+// user connections slows the flood, not the hooks. A worker waits for the
+// next connection at full priority (it may be root's), and is lowered once
+// it knows the caller is a user. Raising the nice value is always
+// allowed, lowering it back needs CAP_SYS_NICE: a daemon without it (tried
+// once) serves everyone at the same priority.
+void workAtPriorityOf(bool admin) {
+  static const bool can_restore = [] {
+    const auto tid = static_cast<id_t>(gettid());
+    return setpriority(PRIO_PROCESS, tid, 1) == 0 && setpriority(PRIO_PROCESS, tid, 0) == 0;
+  }();
+  thread_local int current = 0;
+  const int want = admin ? 0 : kUserWorkNice;
+  if (!can_restore || want == current) return;
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), want) == 0) current = want;
+}
+
 }  // namespace
 
 bool Daemon::isAdmin(uid_t uid) const { return uid == 0 || uid == ctx_.slurm_uid; }
@@ -155,6 +177,8 @@ bool Daemon::acceptOne(int epfd, bool* left) {
     if (pool_stop_) return false;
     timeout_ms = idle_workers_ > 1 ? 60'000 : -1;
   }
+  // Back to full priority before waiting: the next connection may be root's.
+  workAtPriorityOf(true);
   epoll_event ev{};
   int n = epoll_wait(epfd, &ev, 1, timeout_ms);
   if (n < 0) return errno == EINTR;
@@ -187,6 +211,7 @@ bool Daemon::acceptOne(int epfd, bool* left) {
   const ipc::Pending sent = ipc::pending(*conn);
   if (sent == ipc::Pending::kClosed) return true;
   const bool admin = isAdmin(cred->uid);
+  workAtPriorityOf(admin);
   const auto stage = sent == ipc::Pending::kMessage ? ipc::Stage::kAnswered : ipc::Stage::kWaiting;
   if (auto why = admission_.admit(cred->uid, admin, stage, std::chrono::steady_clock::now());
       why != ipc::Refusal::kNone) {

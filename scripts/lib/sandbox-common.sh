@@ -12,7 +12,9 @@ sandbox_init_paths() {
     [[ $SANDBOX_DIR != / ]] || die "ACCEL_SANDBOX_DIR must not be /"
     SB_ETC=$SANDBOX_DIR/etc          # generated config, world-readable (clients parse slurm.conf)
     SB_SECRET=$SANDBOX_DIR/etc/munge # munge key, root only
-    SB_RUN=$SANDBOX_DIR/run          # sockets and the daemons' own pid files
+    # Sockets, the daemons' own pid files and the agents' RunDir. ACCEL_SANDBOX_RUN_DIR puts
+    # them elsewhere, such as on a tmpfs as /run is on a node (bench/multinode does).
+    SB_RUN=$(realpath -m -- "${ACCEL_SANDBOX_RUN_DIR:-$SANDBOX_DIR/run}")
     SB_LOG=$SANDBOX_DIR/log
     SB_STATE=$SANDBOX_DIR/state      # our records: pids, ports, topology
     SB_PIDS=$SB_STATE/pids

@@ -352,9 +352,12 @@ Status JobManager::taskExited(uint32_t job_id, int32_t pid) {
 // life (PrologFlags=contain). It holds no work of the job's, so it never counts.
 constexpr uint32_t kSlurmExternStep = 0xFFFFFFFC;
 
-// Steps count against the appliance budget of a job holding local devices.
+// Steps count against the appliance budget of a job holding local devices,
+// and of an IPU job: its IPUs are remote (reached over IPUoF from the job's
+// processes), so its steps are the time it holds them. A job with neither
+// has nothing here that its steps could be using.
 static bool noteSteps(JobRecord& r, int64_t now_ns) {
-  if (r.devices.empty()) return false;
+  if (r.devices.empty() && r.spec.ipus == 0) return false;
   bool running = std::any_of(r.steps.begin(), r.steps.end(), [](uint32_t s) { return s != kSlurmExternStep; });
   return noteLocalSteps(r.budget, running, now_ns);
 }

@@ -325,6 +325,35 @@ TEST_F(JobManagerTest, RequestTheNodeCannotMeetIsKeptAsFailedHoldingNothing) {
 namespace accel::agent {
 namespace {
 
+// The steps of a job holding local devices, or IPUs (remote, over IPUoF),
+// run its budget's clock; those of a job with neither do not. The extern
+// step (PrologFlags=contain) never does.
+TEST_F(JobManagerTest, StepsRunTheClockOfGpuAndIpuJobsOnly) {
+  auto m = make();
+  JobRequestSpec ipu = spec(71);
+  ipu.ipus = 2;
+  JobRequestSpec gpu = spec(72, "1");
+  JobRequestSpec cpu = spec(73);
+  for (const auto& s : {ipu, gpu, cpu}) ASSERT_TRUE(m->prolog(s).ok());
+  for (uint32_t job : {71u, 72u, 73u}) {
+    ASSERT_TRUE(m->stepStarted(job, 0xFFFFFFFC).ok());  // the extern step
+    EXPECT_TRUE(m->job(job)->budget.runs.empty()) << job;
+    ASSERT_TRUE(m->stepStarted(job, 0xFFFFFFFB).ok());  // the batch step
+  }
+  for (uint32_t job : {71u, 72u}) {
+    auto rec = m->job(job);
+    ASSERT_TRUE(rec.has_value());
+    const auto& runs = rec->budget.runs;
+    ASSERT_EQ(runs.size(), 1u) << job;
+    EXPECT_EQ(runs[0].key, kLocalStepsKey);
+    EXPECT_EQ(runs[0].start_ns, 1000);
+    EXPECT_EQ(runs[0].end_ns, 0) << "open while the step runs";
+    ASSERT_TRUE(m->stepEnded(job, 0xFFFFFFFB).ok());
+    EXPECT_NE(m->job(job)->budget.runs[0].end_ns, 0) << "closed when the step ends";
+  }
+  EXPECT_TRUE(m->job(73)->budget.runs.empty());
+}
+
 TEST_F(JobManagerTest, TasksAndStepsAreTrackedPersistedAndReadopted) {
   {
     auto m = make();

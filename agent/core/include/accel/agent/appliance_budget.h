@@ -5,8 +5,9 @@
 //
 // Time accrues while at least one activity source is on: an appliance job of
 // the job is running (times as the appliance reports them), or, for a job
-// holding local accelerators, one of its steps runs. Queue time, prolog time
-// and gaps between steps never count. All times are CLOCK_REALTIME ns, so a
+// holding local accelerators or IPUs of an IPU-POD, one of its steps runs
+// (the batch step too). Queue time, prolog time and gaps between steps never
+// count. All times are CLOCK_REALTIME ns, so a
 // persisted budget means the same after a daemon restart.
 #include <cstdint>
 #include <string>
@@ -17,7 +18,7 @@
 namespace accel::agent {
 
 // One stretch of activity: an appliance job's run (key = its id) or a run
-// of the job's local steps (key kLocalStepsKey). end_ns 0: still going.
+// of the job's steps (key kLocalStepsKey). end_ns 0: still going.
 struct ActiveInterval {
   std::string key;
   int64_t start_ns = 0;

@@ -42,7 +42,7 @@ struct FollowerWait {
   // `interval`: a partition that the leader makes in milliseconds (its prolog
   // started at the same moment) is seen within a few of them, and a slow
   // controller is not asked more than every `interval`.
-  std::chrono::milliseconds first_interval{10};
+  std::chrono::milliseconds first_interval{3};
   std::chrono::milliseconds interval{150};
   std::function<std::chrono::steady_clock::time_point()> now;
   std::function<void(std::chrono::milliseconds)> sleep;

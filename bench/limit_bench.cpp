@@ -1,8 +1,11 @@
-// How late the appliance limit's SIGTERM reaches a task, against the
-// deadline the agent itself computed (start of the job's step + limit, read
-// from the job record). Runs accel-agentd on a captured topology; each round
-// runs one GPU job per GPU at once, each with one task: a child of this
-// program that notes CLOCK_REALTIME in its SIGTERM handler.
+// How late the appliance limit's warning (SIGUSR1, --lead-seconds ahead) and
+// SIGTERM reach a task, against the times the agent itself computed (start
+// of the job's steps + limit, read from the job record). Runs accel-agentd on
+// a captured topology; each round runs four jobs at once, each with one task:
+// a child of this program that notes CLOCK_REALTIME in its signal handlers.
+// --kind gpu: one GPU job per GPU of the topology; --kind ipu: IPU-POD jobs
+// of 2 IPUs each, their partitions made by the fake V-IPU controller of
+// --hw-mock (the clock of an IPU job runs while its steps run).
 // Output: one JSON object on stdout. Not a test: it asserts nothing.
 // For comparison: slurmctld checks time limits every 30 s and waits KillWait
 // (30 s by default) before SIGKILL, so Slurm's own slack is 30-90 s.
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -39,19 +43,28 @@ int64_t realtimeNs() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-// The task: writes its pid and the time SIGTERM arrived to `fd`, then exits.
+// One note of a task: its pid, the signal, when it arrived.
+struct Note {
+  int64_t pid;
+  int64_t sig;
+  int64_t at_ns;
+};
+
+// The task: writes a Note to `fd` for SIGUSR1 and for SIGTERM, and exits on
+// SIGTERM.
 pid_t spawnTask(int fd) {
   pid_t pid = fork();
   if (pid != 0) return pid;
   static int out;
   out = fd;
   struct sigaction sa {};
-  sa.sa_handler = [](int) {
-    int64_t note[2] = {getpid(), realtimeNs()};
-    (void)!write(out, note, sizeof note);
-    _exit(0);
+  sa.sa_handler = [](int sig) {
+    Note note{getpid(), sig, realtimeNs()};
+    (void)!write(out, &note, sizeof note);
+    if (sig == SIGTERM) _exit(0);
   };
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -98,18 +111,33 @@ json summary(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> a{{"--rounds", "10"}, {"--limit-seconds", "1"}};
+  std::map<std::string, std::string> a{
+      {"--rounds", "10"}, {"--limit-seconds", "2"}, {"--lead-seconds", "1"}, {"--kind", "gpu"}};
   for (int i = 1; i + 1 < argc; i += 2) a[argv[i]] = argv[i + 1];
-  if (!a.count("--agentd") || !a.count("--accelctl") || !a.count("--topology")) {
-    std::fprintf(stderr, "usage: limit_bench --agentd P --accelctl P --topology XML [--rounds N] [--limit-seconds S]\n");
+  const bool ipu = a["--kind"] == "ipu";
+  if (!a.count("--agentd") || !a.count("--accelctl") || !a.count("--topology") || (ipu && !a.count("--hw-mock")) ||
+      (!ipu && a["--kind"] != "gpu")) {
+    std::fprintf(stderr,
+                 "usage: limit_bench --agentd P --accelctl P --topology XML [--kind gpu|ipu] [--hw-mock DIR]"
+                 " [--rounds N] [--limit-seconds S] [--lead-seconds S]\n");
     return 2;
   }
   const int rounds = std::stoi(a["--rounds"]);
   const int64_t limit = std::stoll(a["--limit-seconds"]);
+  const int64_t lead = std::stoll(a["--lead-seconds"]);
   accel::testing::AgentHarness h({a["--agentd"], a["--accelctl"], a["--topology"]});
-  h.writeConfig("ApplianceKillGrace=1\n");
+  if (ipu) {
+    // The fake controller keeps its state under the harness's directory.
+    const std::string state = h.dir() + "/mock-state";
+    ::setenv("ACCEL_HW_MOCK_STATE", state.c_str(), 1);  // inherited by the daemon
+    std::ofstream(h.dir() + "/vipu.conf") << "ApiHost=127.0.0.1\nApiPort=8090\nIpuofDir=" << h.dir()
+                                           << "/ipuof\nApiTimeout=5\n";
+    h.writeConfig("ApplianceKillGrace=1\nHwMockDir=" + a["--hw-mock"] + "\n");
+  } else {
+    h.writeConfig("ApplianceKillGrace=1\n");
+  }
   if (!h.start()) { std::fprintf(stderr, "limit_bench: daemon did not start: %s\n", h.startError().c_str()); return 1; }
-  std::vector<double> delays;
+  std::vector<double> delays, warn_delays;
   int failures = 0;
   uint32_t next_job = 7000;
   for (int r = 0; r < rounds; ++r) {
@@ -119,10 +147,17 @@ int main(int argc, char** argv) {
     std::vector<std::pair<uint32_t, pid_t>> jobs;
     int fds[2];
     if (pipe(fds) != 0) return 1;
-    for (int gpu = 0; gpu < 4; ++gpu) {  // the captured topology has four GPUs
+    for (int n = 0; n < 4; ++n) {  // the captured topology has four GPUs
       uint32_t id = next_job++;
-      auto env = accel::testing::AgentHarness::jobEnv(id, 4242, std::to_string(gpu));
+      auto env = accel::testing::AgentHarness::jobEnv(id, 4242, ipu ? "" : std::to_string(n));
       env["SPANK_ACCEL_APPLIANCE_TIME"] = std::to_string(limit);
+      env["SPANK_ACCEL_APPLIANCE_TIME_SOURCE"] = "option";
+      env["SPANK_ACCEL_APPLIANCE_SIGNAL"] = std::to_string(SIGUSR1);
+      env["SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD"] = std::to_string(lead);
+      if (ipu) {
+        env["SPANK_ACCEL_IPUS"] = "2";
+        env["SPANK_ACCEL_NTASKS"] = "1";
+      }
       if (h.ctl({"prolog"}, env).exit_code != 0) { ++failures; continue; }
       pid_t pid = spawnTask(fds[1]);
       if (!startStepAndTask(h.socketPath(), id, pid)) {
@@ -132,13 +167,14 @@ int main(int argc, char** argv) {
       jobs.emplace_back(id, pid);
     }
     close(fds[1]);
-    std::map<pid_t, int64_t> arrived;
-    for (size_t i = 0; i < jobs.size(); ++i) {
+    std::map<pid_t, int64_t> arrived, warned;
+    while (arrived.size() < jobs.size()) {
       pollfd p{fds[0], POLLIN, 0};
-      int64_t note[2];
+      Note note{};
       // Bounded: a task the agent never signals must not hang the run.
-      if (poll(&p, 1, 10'000) <= 0 || read(fds[0], note, sizeof note) != sizeof note) break;
-      arrived[static_cast<pid_t>(note[0])] = note[1];
+      if (poll(&p, 1, 10'000) <= 0 || read(fds[0], &note, sizeof note) != sizeof note) break;
+      auto& seen = note.sig == SIGTERM ? arrived : warned;
+      seen.emplace(static_cast<pid_t>(note.pid), note.at_ns);
     }
     close(fds[0]);
     for (auto& [id, pid] : jobs) {
@@ -148,8 +184,12 @@ int main(int argc, char** argv) {
       }
       waitpid(pid, nullptr, 0);
       int64_t deadline = deadlineOf(h.runDir(), id, limit);
-      if (deadline == 0 || !arrived.count(pid)) ++failures;
-      else delays.push_back(static_cast<double>(arrived[pid] - deadline) / 1000.0);
+      if (deadline == 0 || !arrived.count(pid) || !warned.count(pid)) {
+        ++failures;
+      } else {
+        delays.push_back(static_cast<double>(arrived[pid] - deadline) / 1000.0);
+        warn_delays.push_back(static_cast<double>(warned[pid] - (deadline - lead * 1'000'000'000)) / 1000.0);
+      }
       if (getenv("LIMIT_BENCH_TRACE") && !delays.empty()) std::fprintf(stderr, "job %u: %.0f us\n", id, delays.back());
       (void)h.ctl({"epilog"}, accel::testing::AgentHarness::jobEnv(id, 4242));
     }
@@ -163,7 +203,8 @@ int main(int argc, char** argv) {
     auto from = line.rfind(' ', at - 1);
     sent.push_back(std::stod(line.substr(from + 1, at - from - 1)));
   }
-  json out{{"limit_seconds", limit}, {"sigterm_after_deadline", summary(delays)},
+  json out{{"kind", a["--kind"]}, {"limit_seconds", limit}, {"lead_seconds", lead},
+           {"warning_after_due", summary(warn_delays)}, {"sigterm_after_deadline", summary(delays)},
            {"sigterm_sent_after_deadline", summary(sent)}, {"failures", failures},
            {"slurm_slack_documented_s", {30, 90}}};
   std::printf("%s\n", out.dump(2).c_str());

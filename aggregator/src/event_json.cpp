@@ -16,7 +16,8 @@ struct ToJson {
   J operator()(const event::PrologFinished& e) {
     return {{"job_id", e.job_id}, {"result", event::jobResultName(e.result)}, {"devices", e.devices},
             {"partition", e.partition}, {"duration_us", e.duration_us}, {"message", e.message},
-            {"accel_kind", e.accel_kind}, {"appliance_limit_s", e.appliance_limit_s}};
+            {"accel_kind", e.accel_kind}, {"appliance_limit_s", e.appliance_limit_s},
+            {"limit_unmeasured", e.limit_unmeasured}};
   }
   J operator()(const event::EpilogFinished& e) {
     return {{"job_id", e.job_id}, {"result", event::jobResultName(e.result)}, {"duration_us", e.duration_us},

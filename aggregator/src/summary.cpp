@@ -115,6 +115,7 @@ struct Merger {
     addDevices(s, node, e);
     if (!e.partition.empty()) s.partition = e.partition;
     keepMax(s.appliance_limit_s, e.appliance_limit_s);
+    if (e.limit_unmeasured) s.limit_unmeasured.insert(node);
     return true;
   }
   bool operator()(const event::EpilogFinished& e) {
@@ -222,7 +223,8 @@ std::string toStateJson(const JobSummary& s) {
          {"appliance_limit_s", s.appliance_limit_s}, {"surrogate_steps", s.surrogate_steps},
          {"local_devices", s.local_devices}, {"partition_devices", s.partition_devices},
          {"node_list", s.node_list}, {"first_epilog_ns", s.first_epilog_ns},
-         {"errors", s.errors}, {"later_nodes", s.later_nodes}};
+         {"errors", s.errors}, {"later_nodes", s.later_nodes},
+         {"limit_unmeasured", s.limit_unmeasured}};
   // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -253,6 +255,7 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     s.first_epilog_ns = j.value("first_epilog_ns", int64_t{0});
     s.errors = j.value("errors", std::map<std::string, std::string>{});
     s.later_nodes = j.value("later_nodes", std::set<std::string>{});
+    s.limit_unmeasured = j.value("limit_unmeasured", std::set<std::string>{});
     listNodes(s);
     return s;
   } catch (const Json::exception& e) {
@@ -273,6 +276,7 @@ std::string toCommentJson(const JobSummary& s) {
   j["appliance_limit_s"] = s.appliance_limit_s;
   j["surrogate_steps"] = s.surrogate_steps.size();
   if (!s.cleanup_failed.empty()) j["cleanup_failed"] = s.cleanup_failed;
+  if (!s.limit_unmeasured.empty()) j["limit_unmeasured"] = s.limit_unmeasured;
   if (!s.errors.empty()) j["errors"] = s.errors;
   if (auto missing = s.missingNodes(); !missing.empty()) j["missing_nodes"] = missing;
   std::string out = j.dump(-1, ' ', false, Json::error_handler_t::replace);

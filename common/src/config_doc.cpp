@@ -134,6 +134,28 @@ std::string renderSchema(const ConfigSchema& schema) {
   return out;
 }
 
+// What ApplianceTimeDefault, ApplianceTimeMax and the jobs' own limits
+// measure, which no key's text alone can say.
+constexpr std::string_view kLimitSection = R"(
+## What an appliance time limit measures
+
+`ApplianceTimeDefault`, `ApplianceTimeMax` and the limits jobs ask for (`--appliance-time`,
+`--job-time-sec`) count the time a job uses its accelerators, by kind:
+
+| the job has | the clock runs while |
+|---|---|
+| appliance jobs (the node reads an appliance: `ApplianceCommand`) | at least one of the job's appliance jobs runs on the appliance, as the appliance reports it |
+| IPUs of an IPU-POD (`--ipus`, a node with `vipu.conf`) | from the end of the prolog, one of the job's steps runs on the node (the batch script too) |
+| local accelerators (GPUs given by Slurm) | one of the job's steps holding its devices runs (the batch script too) |
+
+Queue time, prolog time and time between steps never count. A job with a limit that none of
+these measures on a node (no appliance there, no IPUs, no GPUs of the job) runs unlimited
+there: its output gets an `accel:` line saying so and its summary names the node under
+`limit_unmeasured`. At the limit the agent sends the job's warning signal (`--appliance-signal`)
+ahead of it, then SIGTERM, cancels its appliance jobs, and sends SIGKILL after
+`ApplianceKillGrace`.
+)";
+
 }  // namespace
 
 std::string renderConfigReference() {
@@ -142,6 +164,7 @@ std::string renderConfigReference() {
          "; a bare number is minutes. As in Slurm, fields after the first are not limited "
          "(`0:90` is 90 seconds).";
   out += kTypesTail;
+  out += kLimitSection;
   for (const ConfigSchema* schema : allConfigSchemas()) out += "\n" + renderSchema(*schema);
   return out;
 }

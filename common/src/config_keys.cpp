@@ -130,7 +130,8 @@ ConfigSchema makeAccelSchema() {
           {.name = "HwMockDir",
            .type = ValueType::kPath,
            .help = "Directory of fake vendor clients to run instead of the real ones. For "
-                   "testing only; leave unset on production nodes.",
+                   "testing only; leave unset on production nodes. Without the fake appliance "
+                   "client (bin/csctl) in it, the node reads no appliance.",
            .store = storeIn<&C::hw_mock_dir>},
           {.name = "ApplianceTimeDefault",
            .type = ValueType::kSlurmTime,

@@ -43,8 +43,9 @@ sandbox_init_paths() {
     TIMEOUT=${ACCEL_SANDBOX_TIMEOUT:-30}
     # A cluster of several nodes (`up --nodes N`, scripts/lib/sandbox-net.sh): the layout is
     # recorded in state/nodes, one "NAME<TAB>TOPOLOGY" line per node, "NAME<TAB>TOPOLOGY<TAB>
-    # no-ipu" for a node without a V-IPU controller (`up --no-ipu NAME`); without that file
-    # the sandbox is the one-node cluster on loopback.
+    # KINDS" for a node that lacks something, KINDS a comma-separated list of no-ipu (no V-IPU
+    # controller: `up --no-ipu NAME`) and no-appliance (no appliance client: `up
+    # --no-appliance NAME`); without that file the sandbox is the one-node cluster on loopback.
     SB_NODES_FILE=$SB_STATE/nodes
     SB_NET_FILE=$SB_STATE/net        # the chosen /24 while the network exists
     SB_NODE_ETC=$SB_ETC/nodes        # per-node accel.conf and vipu.conf
@@ -57,18 +58,21 @@ sandbox_init_paths() {
     NODE_NS=''
     declare -gA NODE_TOPO=()
     declare -gA NODE_NO_IPU=()
+    declare -gA NODE_NO_APPLIANCE=()
     HOST_NODE_NAME=$NODE_NAME
     load_layout
 }
 
 # Reads state/nodes into MULTI, NODES, NODE_TOPO (node -> topology file or empty) and
-# NODE_NO_IPU (node -> yes for a node without a V-IPU controller). Fields are split by hand:
+# NODE_NO_IPU (node -> yes for a node without a V-IPU controller) and NODE_NO_APPLIANCE (node
+# -> yes for a node without an appliance client). Fields are split by hand:
 # read with IFS=$'\t' would merge the two tabs around an empty topology.
 load_layout() {
     MULTI=no
     NODES=()
     NODE_TOPO=()
     NODE_NO_IPU=()
+    NODE_NO_APPLIANCE=()
     [[ -r $SB_NODES_FILE ]] || return 0
     local line name rest topo kind
     while IFS= read -r line; do
@@ -80,7 +84,8 @@ load_layout() {
         if [[ $rest == *$'\t'* ]]; then kind=${rest#*$'\t'}; fi
         NODES+=("$name")
         NODE_TOPO[$name]=$topo
-        if [[ $kind == no-ipu ]]; then NODE_NO_IPU[$name]=yes; fi
+        if [[ ,$kind, == *,no-ipu,* ]]; then NODE_NO_IPU[$name]=yes; fi
+        if [[ ,$kind, == *,no-appliance,* ]]; then NODE_NO_APPLIANCE[$name]=yes; fi
     done <"$SB_NODES_FILE"
     ((${#NODES[@]})) && MULTI=yes
     return 0
@@ -99,6 +104,7 @@ node_context() {
         NODE_STATE=$SB_STATE
         NODE_TOPOLOGY=$(cat "$SB_STATE/topology" 2>/dev/null || true)
         NODE_VIPU=yes
+        NODE_APPLIANCE=yes
         AGENT_SOCKET=$SB_RUN/accel/control.sock
         AGENT_PIDFILE=$SB_RUN/accel-agentd.pid
         NODE_KEY=$KEY_DIR/node
@@ -117,6 +123,10 @@ node_context() {
     # An IPU-POD host has vipu.conf beside its accel.conf; a node of `up --no-ipu` has none.
     NODE_VIPU=yes
     if [[ ${NODE_NO_IPU[$1]:-} == yes ]]; then NODE_VIPU=no; fi
+    # A node of `up --no-appliance` gets a hardware-mock directory of its own without the
+    # appliance client (etc/nodes/<node>/hw_mock): its agent reads no appliance.
+    NODE_APPLIANCE=yes
+    if [[ ${NODE_NO_APPLIANCE[$1]:-} == yes ]]; then NODE_APPLIANCE=no; fi
     NODE_NS=$SB_NS_PREFIX-$1
     AGENT_SOCKET=$NODE_RUN/accel/control.sock
     AGENT_PIDFILE=$NODE_RUN/accel-agentd.pid

@@ -231,6 +231,7 @@ write_accel_conf() {
         for node in "${NODES[@]}"; do
             node_context "$node"
             mkdir -p "$NODE_ETC"
+            make_node_hw_mock_dir
             accel_conf_text >"$NODE_CONF.tmp"
             put_file "$NODE_CONF.tmp" "$NODE_CONF"
             if [[ $NODE_VIPU == yes ]]; then
@@ -248,6 +249,30 @@ write_accel_conf() {
     mv -f "$SB_ETC/accel.conf.tmp" "$SB_ETC/accel.conf"
     vipu_conf_text >"$SB_ETC/vipu.conf.tmp"
     mv -f "$SB_ETC/vipu.conf.tmp" "$SB_ETC/vipu.conf"
+}
+
+# The hardware-mock directory of the node of node_context: the build's, or for a node of
+# `up --no-appliance` its own, etc/nodes/<node>/hw_mock, which links every fake client of the
+# build's but the appliance's (bin/csctl): a mock directory without it means no appliance.
+node_hw_mock_dir() {
+    if [[ ${NODE_APPLIANCE:-yes} == yes ]]; then
+        echo "$BUILD_DIR/hw_mock"
+    else
+        echo "$NODE_ETC/hw_mock"
+    fi
+}
+
+# make_node_hw_mock_dir: makes that directory for the node of node_context (nothing to make
+# for a node with an appliance).
+make_node_hw_mock_dir() {
+    [[ ${NODE_APPLIANCE:-yes} != yes ]] || return 0
+    local dir=$NODE_ETC/hw_mock f
+    rm -rf "${dir:?}"
+    mkdir -p "$dir/bin"
+    for f in "$BUILD_DIR"/hw_mock/bin/*; do
+        [[ ${f##*/} == csctl ]] || ln -s "$f" "$dir/bin/${f##*/}"
+    done
+    if [[ -e $BUILD_DIR/hw_mock/topology.xml ]]; then ln -s "$BUILD_DIR/hw_mock/topology.xml" "$dir/topology.xml"; fi
 }
 
 # accel_conf_text [login]: accel.conf of the node of node_context; "login" writes the
@@ -271,7 +296,7 @@ HookTimeout=20
 LogLevel=info
 ${topology:+TopologyFile=$topology}
 # The fake V-IPU and appliance clients of tests/hw_mock, built with the agent.
-HwMockDir=$BUILD_DIR/hw_mock
+HwMockDir=$(node_hw_mock_dir)
 AppliancePollInterval=1
 $fabric
 # Job events go to the sandbox's accel-aggregatord.

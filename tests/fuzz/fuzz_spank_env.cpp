@@ -23,7 +23,7 @@ namespace {
 constexpr const char* kVars[] = {"SPANK_ACCEL_IPUS",           "SPANK_ACCEL_NUM_REPLICAS",
                                  "SPANK_ACCEL_NTASKS",         "SPANK_ACCEL_APPLIANCE_TIME",
                                  "SPANK_ACCEL_APPLIANCE_TIME_SOURCE", "SPANK_ACCEL_APPLIANCE_SIGNAL",
-                                 "SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD"};
+                                 "SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "SPANK_ACCEL_APPLIANCE_SIGNAL_BATCH"};
 constexpr std::uint32_t kMaxIpus = 64;
 constexpr std::int64_t kTimeMax = 7200;
 
@@ -49,6 +49,7 @@ void checkAccepted(const accel::ctl::HookEnv& e) {
   check(e.appliance_signal >= 0 && e.appliance_signal <= 64);
   if (e.appliance_signal != 0)
     check(e.appliance_time_sec > 0 && static_cast<std::int64_t>(e.appliance_signal_lead_sec) < e.appliance_time_sec);
+  check(e.appliance_signal != 0 || !e.appliance_signal_batch);
 }
 
 // What the plugin would write for the accepted options reads back the same.
@@ -60,6 +61,7 @@ void checkRoundTrip(const accel::ctl::HookEnv& e, const accel::spank::SiteLimits
   o.appliance_time_from_default = e.limit_from_default;
   o.appliance_signal = e.appliance_signal;
   o.appliance_signal_lead_sec = e.appliance_signal_lead_sec;
+  o.appliance_signal_batch = e.appliance_signal_batch;
   std::map<std::string, std::string> env;
   auto ntasks = e.ntasks > 0 ? std::optional<std::uint32_t>(e.ntasks) : std::nullopt;
   for (const auto& [k, v] : accel::spank::prologEnv(o, ntasks)) env["SPANK_" + k] = v;
@@ -73,6 +75,7 @@ void checkRoundTrip(const accel::ctl::HookEnv& e, const accel::spank::SiteLimits
   check(again->options.ipus == e.ipus && again->options.num_replicas == e.num_replicas);
   check(again->options.appliance_time_sec.value_or(-1) == e.appliance_time_sec);
   check(again->options.appliance_signal == e.appliance_signal);
+  check(again->options.appliance_signal_batch == e.appliance_signal_batch);
   check(again->ntasks == e.ntasks);
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The appliance time limit, enforced by the node agent. The job asks for 3 s of appliance time,
-# a warning (USR1) 1 s before, and 5 minutes of Slurm time. Its appliance job waits 4 s in the
+# a warning (USR1) 1 s before to its batch shell (B:, as the script itself does the work), and
+# 5 minutes of Slurm time. Its appliance job waits 4 s in the
 # appliance queue, which does not count, then runs. So the warning comes about 6 s after the
 # launch and SIGTERM about 7 s after it, the agent cancels the appliance job through the
 # appliance client, and the job's accounting summary says time_limit: minutes before Slurm's
@@ -18,7 +19,7 @@ tag=appliance-limit-$$-$RANDOM
 output=$TEST_HOME/$tag.out
 trap 'rm -f "$output"' EXIT
 
-submit -J "$tag" -o "$output" --time=5 --job-time-sec=3 --appliance-signal=USR1@1 <<'SCRIPT'
+submit -J "$tag" -o "$output" --time=5 --job-time-sec=3 --appliance-signal=B:USR1@1 <<'SCRIPT'
 #!/bin/bash
 now() { date +%s.%N; }
 trap 'echo "warned $(now)"' USR1

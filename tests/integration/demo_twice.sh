@@ -3,8 +3,9 @@
 # sandbox (here <build>/demo-sandbox) and tells the seeds' story as the user acceldemo. Each
 # run must show, from its own new jobs: both IPU tasks finding their own IPUoF file (mode
 # 0600, the user's); the appliance run's two surrogate steps COMPLETED, the train job's named
-# -csx1; the overrun stopped by the node (its step FAILED, summary time_limit); an accel=
-# summary for every job; and `accelctl status` saying the node is healthy.
+# -csx1; the overrun warned in its batch script and stopped by the node (its step FAILED,
+# summary time_limit); an accel= summary for every job; and `accelctl status` saying the
+# node is healthy.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -33,6 +34,8 @@ check_run() {
         fail "run $n: no COMPLETED surrogate step named -csx1 for the train job"
     line=$(grep -E '^[0-9]+ +overrun-demo ' <<<"$out") || fail "run $n: sacct shows no overrun-demo job"
     [[ $line == *'"result":"time_limit"'* ]] || fail "run $n: the overrun's summary is not time_limit: $line"
+    grep -q '^ *warned (SIGUSR1): checkpoint now$' <<<"$out" ||
+        fail "run $n: the overrun's batch script got no warning (--appliance-signal=B:USR1@2)"
     grep -Eq '^[0-9]+\.0 +wsjob-[a-z0-9]+-csx1 +FAILED ' <<<"$out" ||
         fail "run $n: the overrun's surrogate step did not end FAILED"
     for name in ipu-demo gpt2-small-test overrun-demo; do

@@ -18,7 +18,7 @@ use_submit_limits
 for tool in sbatch salloc srun; do
     help=$(as_test_user "$tool" --help) || fail "$tool --help failed"
     for opt in "--ipus=N" "--num-replicas=N" "--appliance-time=TIME" "--job-time-sec=SECONDS" \
-        "--appliance-signal=SIG[@SECONDS]"; do
+        "--appliance-signal=[B:]SIG[@SECONDS]"; do
         grep -qF -- "$opt" <<<"$help" || fail "$tool --help does not list $opt"
     done
     log "ok: $tool --help lists the five options"
@@ -64,18 +64,19 @@ finish_job() {
 }
 
 # Every option through every command, in two jobs each: one with both IPU options, the Slurm
-# time form and a signal with a lead; one with the seconds form and a signal by its SIG name.
+# time form and a signal with a lead (to the steps); one with the seconds form and a signal by
+# its SIG name, for the batch shell (B:).
 for tool in sbatch salloc srun; do
     start_job "$tool" "$(unique_name "$tool")" --ipus=8 --num-replicas=2 --appliance-time=10:00 \
         --appliance-signal=usr1@30
     expect_record "$JOB" ipus=8 num_replicas=2 appliance_time_sec=600 appliance_signal=10 \
-        appliance_signal_lead_sec=30
+        appliance_signal_lead_sec=30 appliance_signal_batch=false
     finish_job "$tool"
 
     start_job "$tool" "$(unique_name "$tool-sec")" --ipus 4 --num-replicas 4 --job-time-sec=900 \
-        --appliance-signal=SIGTERM
+        --appliance-signal=B:SIGTERM
     expect_record "$JOB" ipus=4 num_replicas=4 appliance_time_sec=900 appliance_signal=15 \
-        appliance_signal_lead_sec=60
+        appliance_signal_lead_sec=60 appliance_signal_batch=true
     finish_job "$tool"
 done
 

@@ -19,7 +19,7 @@ V=$SUBMIT_DIR/vipu.conf
 A=$SUBMIT_DIR/accel.conf
 forms="use MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED"
 signals="use a signal name such as USR1, TERM or SIGUSR2, or a number from 1 to 64, optionally"
-signals+=" followed by @SECONDS (0 to 65535, default 60)"
+signals+=" after B: (the batch shell only) and followed by @SECONDS (0 to 65535, default 60)"
 ipu_range="give 1 to 64 IPUs (MaxIpusPerJob in $V)"
 above="above the site maximum of 02:00:00 (7200 seconds; ApplianceTimeMax in $A)"
 
@@ -56,7 +56,8 @@ cases=(
     $'--appliance-time=10\n--appliance-signal=0' "--appliance-signal=0: unknown signal '0'; $signals"
     $'--appliance-time=10\n--appliance-signal=USR1@abc' "--appliance-signal=USR1@abc: the time after '@' ('abc'): not a whole number; give whole seconds from 0 to 65535 before the limit"
     $'--appliance-time=10\n--appliance-signal=USR1@70000' "--appliance-signal=USR1@70000: the time after '@' ('70000'): too large; give whole seconds from 0 to 65535 before the limit"
-    $'--appliance-time=10\n--appliance-signal=B:USR1' "--appliance-signal=B:USR1: the R: and B: prefixes of sbatch --signal do not apply here (the signal goes to every task of the job); $signals"
+    $'--appliance-time=10\n--appliance-signal=X:USR1' "--appliance-signal=X:USR1: unknown signal 'X:USR1'; $signals"
+    $'--job-time-sec=30\n--appliance-signal=B:USR1' "--appliance-signal=B:USR1: the warning would come at once: the appliance time limit is 30 seconds; give a lead below 30"
     $'--job-time-sec=30\n--appliance-signal=USR1' "--appliance-signal=USR1: the warning would come at once: the appliance time limit is 30 seconds; give a lead below 30"
 )
 

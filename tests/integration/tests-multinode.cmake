@@ -2,9 +2,9 @@
 # Fixture slurm_sandbox3: a cluster of three nodes, each its own host (network, UTS and mount
 # namespaces) with its own slurmd and accel-agentd, every node the captured 4-GPU ipa20
 # topology, so each has four GPUs as Slurm GRES and two fabric NICs on a shared fabric bridge.
-# sbn1 and sbn2 are IPU-POD hosts (a V-IPU controller, the fake one); sbn3 has none (--no-ipu):
-# a GPU node, which the GPU tests use and the IPU tests leave alone but one, which sends it an
-# IPU job on purpose.
+# sbn1 and sbn2 are IPU-POD hosts (a V-IPU controller, the fake one) that read the appliance;
+# sbn3 has neither (--no-ipu, --no-appliance): a GPU node, which the GPU tests use and the IPU
+# and appliance tests leave alone but one, which sends it an IPU job on purpose.
 # It lives in <build>/sandbox3, with its own ports, namespaces and addresses, so it may run
 # beside the one-node fixture slurm_sandbox. Except in a sanitizer build: both sandboxes of
 # one build share the build's sanitizer options files, which each sandbox's `up` writes and
@@ -15,7 +15,7 @@ set(ACCEL_MULTINODE_ENV
     ACCEL_SANDBOX_DIR=${CMAKE_BINARY_DIR}/sandbox3)
 
 add_test(NAME integration.multinode_sandbox_up
-         COMMAND ${ACCEL_SANDBOX_SCRIPT} up --nodes 3 --no-ipu sbn3
+         COMMAND ${ACCEL_SANDBOX_SCRIPT} up --nodes 3 --no-ipu sbn3 --no-appliance sbn3
                  --topology ${PROJECT_SOURCE_DIR}/tests/hw_mock/topologies/ipa20.xml)
 add_test(NAME integration.multinode_sandbox_down COMMAND ${ACCEL_SANDBOX_SCRIPT} down)
 add_test(NAME integration.multinode_test_user
@@ -54,6 +54,7 @@ accel_multinode_test(multinode_cluster)
 accel_multinode_test(multinode_ipu)
 accel_multinode_test(multinode_appliance)
 accel_multinode_test(multinode_gpu)
+accel_multinode_test(multinode_gpu_limit)
 accel_multinode_test(multinode_salloc)
 accel_multinode_test(multinode_faults)
 accel_multinode_test(multinode_limit)

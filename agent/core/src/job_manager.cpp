@@ -29,8 +29,9 @@ void JobManager::limitEnv(JobRecord& rec) {
   const auto& s = rec.spec;
   if (s.appliance_time_sec > 0) rec.env.emplace_back("ACCEL_APPLIANCE_TIME_LIMIT", std::to_string(s.appliance_time_sec));
   if (s.appliance_signal > 0)
-    rec.env.emplace_back("ACCEL_APPLIANCE_SIGNAL",
-                         std::to_string(s.appliance_signal) + "@" + std::to_string(s.appliance_signal_lead_sec));
+    rec.env.emplace_back("ACCEL_APPLIANCE_SIGNAL", std::string(s.appliance_signal_batch ? "B:" : "") +
+                                                       std::to_string(s.appliance_signal) + "@" +
+                                                       std::to_string(s.appliance_signal_lead_sec));
 }
 
 void JobManager::deviceEnvLocked(JobRecord& rec) const {

@@ -30,6 +30,7 @@ std::string encodeRecord(const JobRecord& r) {
       {"appliance_time_sec", s.appliance_time_sec},
       {"appliance_signal", s.appliance_signal},
       {"appliance_signal_lead_sec", s.appliance_signal_lead_sec},
+      {"appliance_signal_batch", s.appliance_signal_batch},
       {"node", s.node},
       {"node_list", s.node_list},
       {"node_count", s.node_count},
@@ -93,6 +94,13 @@ struct Reader {
     throw std::invalid_argument(std::string(what) + " is not an integer");
   }
 
+  bool flag(const char* key, bool fallback) const {
+    auto it = j.find(key);
+    if (it == j.end()) return fallback;
+    if (!it->is_boolean()) throw std::invalid_argument(std::string(key) + " is not true or false");
+    return it->get<bool>();
+  }
+
   std::string text(const char* key) const {
     auto it = j.find(key);
     if (it == j.end()) return "";
@@ -145,6 +153,7 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     s.appliance_time_sec = in.integer<int64_t>("appliance_time_sec", int64_t{-1});
     s.appliance_signal = in.integer<int32_t>("appliance_signal", 0);
     s.appliance_signal_lead_sec = in.integer<uint32_t>("appliance_signal_lead_sec", 0u);
+    s.appliance_signal_batch = in.flag("appliance_signal_batch", false);
     // Absent from records written before jobs spanned nodes: unknown, so the
     // job is led here, as every job was then.
     s.node = in.text("node");
@@ -183,6 +192,11 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     return Error(ErrorCode::kParse, std::string("job record: ") + e.what());
   }
   return r;
+}
+
+bool limitMeasurable(const JobRequestSpec& spec, const std::vector<uint32_t>& devices, bool node_has_appliance) {
+  if (spec.appliance_time_sec <= 0) return true;
+  return node_has_appliance || spec.ipus > 0 || !devices.empty();
 }
 
 std::vector<uint32_t> sparedSteps(const JobRecord& r) {

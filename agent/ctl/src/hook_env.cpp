@@ -112,6 +112,7 @@ void readJobOptions(const CliIo& io, const spank::SiteLimits& limits, HookEnv& e
   e.limit_from_default = o.appliance_time_from_default;
   e.appliance_signal = o.appliance_signal;
   e.appliance_signal_lead_sec = o.appliance_signal_lead_sec;
+  e.appliance_signal_batch = o.appliance_signal_batch;
 }
 
 std::vector<uint8_t> prologRequest(const HookEnv& e) {
@@ -119,7 +120,8 @@ std::vector<uint8_t> prologRequest(const HookEnv& e) {
   auto spec = fb::CreateJobSpecDirect(fbb, e.job_id, e.uid, e.gid, e.user.c_str(), e.node.c_str(), e.partition.c_str(),
                                       e.gpus.c_str(), e.ipus, e.num_replicas, e.ntasks, e.appliance_time_sec,
                                       e.appliance_signal, e.appliance_signal_lead_sec, e.node_list.c_str(),
-                                      e.node_count, e.refusal.empty() ? nullptr : e.refusal.c_str());
+                                      e.node_count, e.refusal.empty() ? nullptr : e.refusal.c_str(),
+                                      e.appliance_signal_batch);
   fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
              fb::RequestIdentifier());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};

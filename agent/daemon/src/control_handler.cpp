@@ -47,6 +47,19 @@ fb::JobState stateOf(agent::JobPhase p) {
   return fb::JobState::None;
 }
 
+// Whether this node can run the clock of the job's appliance limit (the
+// node reads an appliance, or the job holds IPUs or devices here).
+bool limitMeasurableHere(const HandlerContext& ctx, const JobRecord& r) {
+  return agent::limitMeasurable(r.spec, r.devices, static_cast<bool>(ctx.appliance_jobs));
+}
+
+// What the job's output and the journal say of a limit nothing here measures.
+std::string unmeasuredLimitLine(const JobRecord& r) {
+  return "the appliance time limit of " + std::to_string(r.spec.appliance_time_sec) + " s cannot be measured on " +
+         (r.spec.node.empty() ? std::string("this node") : r.spec.node) +
+         " and is not enforced there: the job holds no IPUs or GPUs there and the node reads no appliance";
+}
+
 flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord& r,
                                           const HandlerContext* ctx = nullptr) {
   std::vector<flatbuffers::Offset<fb::ApplianceJobInfo>> appliance_jobs;
@@ -61,9 +74,13 @@ flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord
   for (uint32_t d : r.devices) devices.push_back(fb::CreateDevice(fbb, fb::DeviceKind::Other, d));
   std::vector<flatbuffers::Offset<fb::EnvVar>> env;
   for (const auto& [k, v] : r.env) env.push_back(fb::CreateEnvVarDirect(fbb, k.c_str(), v.c_str()));
+  std::vector<flatbuffers::Offset<flatbuffers::String>> warnings;
+  if (ctx && r.phase == agent::JobPhase::kReady && !limitMeasurableHere(*ctx, r))
+    warnings.push_back(fbb.CreateString(unmeasuredLimitLine(r)));
   return fb::CreateJobInfoDirect(fbb, r.spec.job_id, r.spec.uid, r.spec.user.c_str(), stateOf(r.phase),
                                  &devices, r.job_dir.c_str(), &env, r.prolog_started_ns, r.ready_ns,
-                                 r.last_error.c_str(), ctx ? &appliance_jobs : nullptr, appliance_seconds);
+                                 r.last_error.c_str(), ctx ? &appliance_jobs : nullptr, appliance_seconds,
+                                 warnings.empty() ? nullptr : &warnings);
 }
 
 agent::JobRequestSpec specOf(const fb::JobSpec& j) {
@@ -80,6 +97,7 @@ agent::JobRequestSpec specOf(const fb::JobSpec& j) {
   s.appliance_time_sec = j.appliance_time_sec();
   s.appliance_signal = j.appliance_signal();
   s.appliance_signal_lead_sec = j.appliance_signal_lead_sec();
+  s.appliance_signal_batch = j.appliance_signal_batch();
   if (j.node()) s.node = j.node()->str();
   if (j.node_list()) s.node_list = j.node_list()->str();
   s.node_count = j.node_count();
@@ -112,10 +130,11 @@ int64_t monoUs() {
   return int64_t{ts.tv_sec} * 1'000'000 + ts.tv_nsec / 1000;
 }
 
-std::string accelKind(const agent::JobRecord& r) {
+// A job with a limit on a node that reads no appliance uses none there.
+std::string accelKind(const HandlerContext& ctx, const agent::JobRecord& r) {
   if (r.spec.ipus > 0) return "ipu";
   if (!r.devices.empty()) return "gpu";
-  if (r.spec.appliance_time_sec > 0) return "appliance";
+  if (r.spec.appliance_time_sec > 0 && ctx.appliance_jobs) return "appliance";
   return "";
 }
 
@@ -131,8 +150,11 @@ void emitPrologFinished(const HandlerContext& ctx, const agent::JobRequestSpec& 
     if (!r->ipu_partition.empty())
       for (uint32_t i = 0; i < r->spec.ipus; ++i) e.devices.push_back(r->ipu_partition + ":" + std::to_string(i));
     e.partition = r->ipu_partition;
-    e.accel_kind = accelKind(*r);
+    e.accel_kind = accelKind(ctx, *r);
     e.appliance_limit_s = r->spec.appliance_time_sec > 0 ? static_cast<uint64_t>(r->spec.appliance_time_sec) : 0;
+    e.limit_unmeasured = !limitMeasurableHere(ctx, *r);
+    if (e.limit_unmeasured)
+      log::warning("prolog: job " + std::to_string(spec.job_id) + ": " + unmeasuredLimitLine(*r));
   } else {
     e.result = event::JobResult::kFailed;
     e.message = r.error().message();

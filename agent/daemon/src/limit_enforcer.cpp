@@ -175,18 +175,25 @@ void LimitEnforcer::reportLoop() {
   }
 }
 
-// The waiters of surrogate steps are spared the warning (ending one would
-// cancel its appliance job early) and SIGTERM (the cancel ends them, and
-// they exit 1 so that their steps read FAILED; a signalled step reads
-// CANCELLED). SIGKILL after the grace reaches whatever is left. The waiters
+// The warning goes where --appliance-signal asked, as sbatch --signal does:
+// the tasks of the job's steps, or with B: the batch shell alone. The
+// waiters of surrogate steps are spared the warning (ending one would cancel
+// its appliance job early) and SIGTERM (the cancel ends them, and they exit 1
+// so that their steps read FAILED; a signalled step reads CANCELLED).
+// SIGTERM reaches every other task, the batch shell too, as at Slurm's own
+// time limit; SIGKILL after the grace reaches whatever is left. The waiters
 // report their steps as the job's user, so at most kMaxSurrogateStepsPerJob
 // are spared (agent::sparedSteps).
 std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, LimitAction action) {
   if (action == LimitAction::kKill) return rec.tasks;
   const auto spared = agent::sparedSteps(rec);
   std::vector<agent::TaskRef> own;
-  for (const auto& t : rec.tasks)
-    if (std::find(spared.begin(), spared.end(), t.step_id) == spared.end()) own.push_back(t);
+  for (const auto& t : rec.tasks) {
+    if (std::find(spared.begin(), spared.end(), t.step_id) != spared.end()) continue;
+    if (action == LimitAction::kWarn && (t.step_id == agent::kBatchStepId) != rec.spec.appliance_signal_batch)
+      continue;
+    own.push_back(t);
+  }
   return own;
 }
 

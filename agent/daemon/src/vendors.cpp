@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -95,9 +97,14 @@ Result<Vendors> setUpVendors(const AccelConfig& config, const std::string& accel
   ACCEL_TRY(setUpVipu(config, accel_conf_path, v));
   std::optional<std::string> csctl = config.appliance_command;
   if (!v.hw_mock_dir.empty()) {
-    // The mock stands in for a node with every kind of hardware.
+    // The mock stands in for the node's hardware: a V-IPU controller where a
+    // vipu.conf says so, and an appliance unless its directory lacks the
+    // appliance client (a node that reads no appliance).
     csctl = v.hw_mock_dir + "/bin/csctl";
-    ACCEL_TRY(needExecutable(*csctl, "fake appliance client"));
+    if (::access(csctl->c_str(), F_OK) != 0 && errno == ENOENT)
+      csctl.reset();
+    else
+      ACCEL_TRY(needExecutable(*csctl, "fake appliance client"));
   }
   if (csctl) {
     v.appliance = std::make_shared<appliance::CsctlCli>(

@@ -40,7 +40,8 @@ struct Encoder {
     auto devices = strings(b, e.devices);
     return fb::CreatePrologFinished(b, e.job_id, castEnum<fb::JobResult>(e.result), devices,
                                 b.CreateString(e.partition), e.duration_us, b.CreateString(e.message),
-                                b.CreateString(e.accel_kind), e.appliance_limit_s).Union();
+                                b.CreateString(e.accel_kind), e.appliance_limit_s, e.limit_unmeasured)
+        .Union();
   }
   Union operator()(const EpilogFinished& e) {
     return fb::CreateEpilogFinished(b, e.job_id, castEnum<fb::JobResult>(e.result), e.duration_us,
@@ -100,7 +101,7 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
       auto* e = env.event_as_PrologFinished();
       return PrologFinished{e->job_id(), castEnum<JobResult>(e->result()), strs(e->devices()),
                             str(e->partition()), e->duration_us(), str(e->message()), str(e->accel_kind()),
-                            e->appliance_limit_s()};
+                            e->appliance_limit_s(), e->limit_unmeasured()};
     }
     case T::EpilogFinished: {
       auto* e = env.event_as_EpilogFinished();

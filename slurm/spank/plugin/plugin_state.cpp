@@ -27,8 +27,9 @@ constexpr std::array<OptionRow, 5> kOptions{{
      &RawOptions::appliance_time},
     {"job-time-sec", "SECONDS", "appliance time limit in seconds (instead of --appliance-time)",
      &RawOptions::job_time_sec},
-    {"appliance-signal", "SIG[@SECONDS]",
-     "send SIG to the job's tasks SECONDS (default 60) before the appliance time limit",
+    {"appliance-signal", "[B:]SIG[@SECONDS]",
+     "send SIG to the job's steps (B: the batch shell only) SECONDS (default 60) before the "
+     "appliance time limit",
      &RawOptions::appliance_signal},
 }};
 

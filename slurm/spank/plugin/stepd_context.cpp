@@ -27,6 +27,7 @@ struct StepState {
   std::optional<std::string> refusal;         // the tasks fail with this
   bool daemon_timed_out = false;              // do not make every task wait again
   std::vector<std::pair<std::string, std::string>> env;  // what the daemon gave the tasks
+  std::vector<std::string> warnings;                     // for the job's output
   int exit_code = 0;
 };
 
@@ -141,6 +142,7 @@ int userInit(spank_t sp) {
     return 0;
   }
   s.env = d.env;
+  s.warnings = d.warnings;
   for (const auto& [name, value] : d.env) {
     spank_err_t rc = spank_setenv(sp, name.c_str(), value.c_str(), 1);
     if (rc != ESPANK_SUCCESS) {
@@ -162,6 +164,9 @@ int taskInit(spank_t sp) {
   // Each task of a multi-GCD IPU job gets its own GCD's IPUoF file.
   int local_id = 0;  // S_TASK_ID is an int
   if (spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS || local_id < 0) return 0;
+  // Once per step and node: the output of its first task here.
+  if (local_id == 0)
+    for (const auto& line : step().warnings) reportError(jobTag() + line);
   std::string path = ipuofConfigForTask(step().env, static_cast<std::uint32_t>(local_id));
   if (!path.empty()) spank_setenv(sp, "IPUOF_CONFIG_PATH", path.c_str(), 1);
   return 0;

@@ -49,6 +49,10 @@ JobView jobViewOf(const fb::JobInfo& info) {
       view.env.emplace_back(var->name()->str(), str(var->value()));
     }
   }
+  if (info.warnings() != nullptr) {
+    for (const auto* line : *info.warnings())
+      if (line != nullptr && line->size() > 0) view.warnings.push_back(line->str());
+  }
   return view;
 }
 

@@ -46,10 +46,17 @@ Status readTime(const Reader& env, RawOptions* raw, bool* from_default) {
 }
 
 // ACCEL_APPLIANCE_SIGNAL (a number) and ACCEL_APPLIANCE_SIGNAL_LEAD (seconds)
-// become --appliance-signal=SIG@LEAD; the plugin sets both or neither.
+// become --appliance-signal=SIG@LEAD, B:SIG@LEAD with
+// ACCEL_APPLIANCE_SIGNAL_BATCH=1; the plugin sets the first two or neither.
 Status readSignal(const Reader& env, RawOptions* raw) {
   auto sig = env.get(kEnvApplianceSignal);
   auto lead = env.get(kEnvApplianceSignalLead);
+  auto batch = env.get(kEnvApplianceSignalBatch);
+  if (batch && *batch != "1")
+    return refuse(Reader::shown(kEnvApplianceSignalBatch, *batch) + ": not 1");
+  if (batch && !sig)
+    return refuse(Reader::shown(kEnvApplianceSignalBatch, *batch) + " without " + std::string(kJobEnvPrefix) +
+                  kEnvApplianceSignal);
   if (!sig && !lead) return okStatus();
   if (!sig)
     return refuse(Reader::shown(kEnvApplianceSignalLead, *lead) + " without " + std::string(kJobEnvPrefix) +
@@ -57,10 +64,10 @@ Status readSignal(const Reader& env, RawOptions* raw) {
   if (!lead)
     return refuse(Reader::shown(kEnvApplianceSignal, *sig) + " without " + std::string(kJobEnvPrefix) +
                   kEnvApplianceSignalLead);
-  // An '@' in the signal would smuggle in a lead of its own.
-  if (sig->find('@') != std::string::npos)
+  // An '@' in the signal would smuggle in a lead of its own, a ':' a target.
+  if (sig->find_first_of("@:") != std::string::npos)
     return refuse(Reader::shown(kEnvApplianceSignal, *sig) + ": not a signal");
-  raw->appliance_signal = *sig + "@" + *lead;
+  raw->appliance_signal = (batch ? "B:" : "") + *sig + "@" + *lead;
   return okStatus();
 }
 

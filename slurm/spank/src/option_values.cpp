@@ -52,7 +52,8 @@ Error invalid(std::string message) {
 
 constexpr std::string_view kSignalForms =
     "use a signal name such as USR1, TERM or SIGUSR2, or a number from 1 to 64, "
-    "optionally followed by @SECONDS (0 to 65535, default 60)";
+    "optionally after B: (the batch shell only) and followed by @SECONDS (0 to 65535, "
+    "default 60)";
 
 }  // namespace
 
@@ -110,16 +111,16 @@ int signalNumber(std::string_view text) {
 }
 
 Result<SignalSpec> parseSignalSpec(std::string_view text) {
-  // sbatch's "R:" and "B:" choose which processes get the signal; here it
-  // always goes to the job's tasks, so a prefix would be silently meaningless.
-  if (hasPrefixIgnoreCase(text, "B:") || hasPrefixIgnoreCase(text, "R:") ||
-      hasPrefixIgnoreCase(text, "RB:") || hasPrefixIgnoreCase(text, "BR:")) {
-    return invalid(
-        "the R: and B: prefixes of sbatch --signal do not apply here (the signal "
-        "goes to every task of the job); " +
-        std::string(kSignalForms));
-  }
   SignalSpec spec;
+  // sbatch's prefixes: "B:" sends the signal to the batch shell only; "R:"
+  // (a reservation's end may signal too) has nothing to act on here, as the
+  // appliance limit is no reservation, and changes nothing.
+  for (std::string_view prefix : {"RB:", "BR:", "B:", "R:"}) {
+    if (!hasPrefixIgnoreCase(text, prefix)) continue;
+    if (prefix.find_first_of("Bb") != std::string_view::npos) spec.target = SignalTarget::kBatch;
+    text.remove_prefix(prefix.size());
+    break;
+  }
   std::size_t at = text.find('@');
   std::string_view sig = text.substr(0, at);
   if (sig.empty()) return invalid("no signal given; " + std::string(kSignalForms));

@@ -65,6 +65,13 @@ StepDecision decideStep(std::uint32_t job_id, const std::string& asked,
     else
       d.note = jobTag(job_id) + "accel-agentd sent an invalid variable name; ignored";
   }
+  for (const auto& line : r.job->warnings) {
+    if (d.warnings.size() == kMaxStepWarnings) break;
+    std::string shown = line.substr(0, kMaxStepWarningBytes);
+    for (char& c : shown)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    d.warnings.push_back(std::move(shown));
+  }
   return d;
 }
 

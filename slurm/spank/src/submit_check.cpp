@@ -158,6 +158,7 @@ Status checkSignal(const std::string& text, const SiteLimits& limits, JobOptions
   }
   out->appliance_signal = spec->number;
   out->appliance_signal_lead_sec = spec->lead_sec;
+  out->appliance_signal_batch = spec->target == SignalTarget::kBatch;
   return okStatus();
 }
 
@@ -201,6 +202,7 @@ std::vector<std::pair<std::string, std::string>> prologEnv(const JobOptions& opt
     env.emplace_back(kEnvApplianceSignal, std::to_string(options.appliance_signal));
     env.emplace_back(kEnvApplianceSignalLead,
                      std::to_string(options.appliance_signal_lead_sec));
+    if (options.appliance_signal_batch) env.emplace_back(kEnvApplianceSignalBatch, "1");
   }
   return env;
 }

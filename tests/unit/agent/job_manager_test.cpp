@@ -118,6 +118,17 @@ TEST_F(JobManagerTest, TasksLearnTheApplianceLimitAndWarningSignal) {
   EXPECT_EQ(env["ACCEL_APPLIANCE_TIME_LIMIT"], "600");
   EXPECT_EQ(env["ACCEL_APPLIANCE_SIGNAL"], "10@30");
   ASSERT_TRUE(m->epilog(43).ok());
+
+  req = spec(44, "");
+  req.appliance_time_sec = 600;
+  req.appliance_signal = 12;
+  req.appliance_signal_lead_sec = 90;
+  req.appliance_signal_batch = true;
+  r = m->prolog(req);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  env = {r->env.begin(), r->env.end()};
+  EXPECT_EQ(env["ACCEL_APPLIANCE_SIGNAL"], "B:12@90") << "written as the option is";
+  ASSERT_TRUE(m->epilog(44).ok());
 }
 
 TEST_F(JobManagerTest, PrologMakesEverythingAndEpilogRemovesIt) {

@@ -29,6 +29,8 @@ JobRecord sample(uint32_t id) {
   r.spec.gpus = "0,2";
   r.spec.ipus = 4;
   r.spec.appliance_time_sec = 600;
+  r.spec.appliance_signal = 12;
+  r.spec.appliance_signal_batch = true;
   r.phase = JobPhase::kReady;
   r.devices = {0, 2};
   r.job_dir = "/run/accel-agent/jobs/" + std::to_string(id);
@@ -52,6 +54,8 @@ TEST_F(JobStoreTest, SaveLoadRoundTrip) {
   EXPECT_EQ(r.spec.job_id, 7u);
   EXPECT_EQ(r.spec.user, "alice");
   EXPECT_EQ(r.spec.appliance_time_sec, 600);
+  EXPECT_EQ(r.spec.appliance_signal, 12);
+  EXPECT_TRUE(r.spec.appliance_signal_batch);
   EXPECT_EQ(r.phase, JobPhase::kReady);
   EXPECT_EQ(r.devices, (std::vector<uint32_t>{0, 2}));
   EXPECT_EQ(r.env[0].second, "cuda0,cuda2");
@@ -84,9 +88,25 @@ TEST(JobRecordTest, DecodeRejectsGarbageAndUnknownPhase) {
   EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"tasks\":[[1,2]]}").ok());
   EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"env\":[[1,2]]}").ok());
   EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"user\":5}").ok());
+  EXPECT_FALSE(
+      decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"appliance_signal_batch\":1}").ok());
   auto ok = decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"future_key\":3}");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->phase, JobPhase::kReady);
+  EXPECT_FALSE(ok->spec.appliance_signal_batch) << "a record from before B: warns the steps";
+}
+
+// What runs a limit's clock here: an appliance, IPUs, or devices of the job.
+TEST(JobRecordTest, ALimitIsMeasurableWhereSomethingRunsItsClock) {
+  JobRequestSpec spec;
+  spec.job_id = 3;
+  EXPECT_TRUE(limitMeasurable(spec, {}, false)) << "no limit: nothing to measure";
+  spec.appliance_time_sec = 60;
+  EXPECT_FALSE(limitMeasurable(spec, {}, false));
+  EXPECT_TRUE(limitMeasurable(spec, {}, true)) << "the node reads an appliance";
+  EXPECT_TRUE(limitMeasurable(spec, {1}, false)) << "the job holds a GPU here";
+  spec.ipus = 2;
+  EXPECT_TRUE(limitMeasurable(spec, {}, false)) << "the job holds IPUs of the POD";
 }
 
 }  // namespace

@@ -270,6 +270,57 @@ TEST_F(ControlHandlerTest, EveryNodeOfAJobTellsItsNodesAndNamesItsPartitionAlike
   ctx_.manager = manager_.get();
 }
 
+// A job whose appliance limit nothing on the node measures (no appliance, no
+// IPUs, no GPUs of its own there): its prolog's event and the answer its steps
+// get say so; a GPU job's limit, or any job's where the node reads an
+// appliance, is measured and says nothing.
+TEST_F(ControlHandlerTest, ALimitNothingHereMeasuresIsToldToTheJobAndTheEvents) {
+  std::vector<event::Event> events;
+  ctx_.emit = [&events](const event::Event& e) { events.push_back(e); };
+  auto limited = [](uint32_t job, const char* gpus) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", "n1", "debug", gpus, 0, 0, 0, 30);
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+               fb::RequestIdentifier());
+    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  };
+  auto warnings = [this](uint32_t job) {
+    std::vector<std::string> out;
+    auto* info = call(1000, simple(fb::RequestBody::JobRequest, job))->body_as_JobInfo();
+    if (info != nullptr && info->warnings() != nullptr)
+      for (const auto* w : *info->warnings()) out.push_back(w->str());
+    return out;
+  };
+  auto unmeasured = [&events]() {
+    auto* finished = std::get_if<event::PrologFinished>(&events.back());
+    return finished != nullptr && finished->limit_unmeasured;
+  };
+  auto kind = [&events]() {
+    auto* finished = std::get_if<event::PrologFinished>(&events.back());
+    return finished != nullptr ? finished->accel_kind : std::string("(none)");
+  };
+  ASSERT_EQ(call(0, limited(60, ""))->outcome(), fb::Outcome::Ok);
+  EXPECT_TRUE(unmeasured());
+  EXPECT_EQ(kind(), "") << "no appliance, no IPUs, no GPUs: no kind";
+  auto w = warnings(60);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "the appliance time limit of 30 s cannot be measured on n1 and is not enforced there: the job "
+                  "holds no IPUs or GPUs there and the node reads no appliance");
+  ASSERT_EQ(call(0, limited(61, "1"))->outcome(), fb::Outcome::Ok);
+  EXPECT_FALSE(unmeasured()) << "a GPU job's steps run its clock";
+  EXPECT_TRUE(warnings(61).empty());
+  ctx_.appliance_jobs = [](uint32_t) { return std::vector<appliance::ApplianceJob>{}; };
+  ASSERT_EQ(call(0, limited(62, ""))->outcome(), fb::Outcome::Ok);
+  EXPECT_FALSE(unmeasured()) << "the node reads an appliance";
+  EXPECT_EQ(kind(), "appliance");
+  EXPECT_TRUE(warnings(62).empty());
+  EXPECT_TRUE(warnings(60).empty()) << "measured now that the node reads an appliance";
+  ASSERT_EQ(call(0, prolog(63, 1000, ""))->outcome(), fb::Outcome::Ok);
+  EXPECT_FALSE(unmeasured()) << "no limit, nothing to measure";
+  for (uint32_t job : {60u, 61u, 62u, 63u})
+    EXPECT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, job))->outcome(), fb::Outcome::Ok);
+}
+
 // The prolog of a job on node `node` of sbn[1-3] asking for `ipus` IPUs (0:
 // none) and the GPUs `gpus`.
 std::vector<uint8_t> kindProlog(uint32_t job, const char* node, uint32_t ipus, const char* gpus = "") {

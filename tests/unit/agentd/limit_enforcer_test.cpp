@@ -124,5 +124,29 @@ TEST(LimitEnforcerSignals, SparedStepsAreCappedAndKillSparesNone) {
   EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)), (std::vector<int32_t>{10, 12}));
 }
 
+// As sbatch --signal: the warning goes to the steps' tasks and not to the
+// batch shell, or with B: to the batch shell alone; SIGTERM and SIGKILL go to
+// both. A surrogate step's waiter stays spared either way.
+TEST(LimitEnforcerSignals, TheWarningGoesToTheStepsOrWithBToTheBatchShellOnly) {
+  agent::JobRecord rec;
+  rec.spec.job_id = 6;
+  rec.tasks = {{.step_id = agent::kBatchStepId, .pid = 20, .start_ticks = 1},
+               {.step_id = 0, .pid = 21, .start_ticks = 1},
+               {.step_id = 0, .pid = 22, .start_ticks = 1},
+               {.step_id = 1, .pid = 23, .start_ticks = 1}};
+  rec.surrogate_steps = {1};
+  auto pids = [](const std::vector<agent::TaskRef>& tasks) {
+    std::vector<int32_t> out;
+    for (const auto& t : tasks) out.push_back(t.pid);
+    return out;
+  };
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kWarn)), (std::vector<int32_t>{21, 22}));
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)), (std::vector<int32_t>{20, 21, 22}));
+  rec.spec.appliance_signal_batch = true;
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kWarn)), (std::vector<int32_t>{20}));
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)), (std::vector<int32_t>{20, 21, 22}));
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kKill)), (std::vector<int32_t>{20, 21, 22, 23}));
+}
+
 }  // namespace
 }  // namespace accel::agentd

@@ -110,6 +110,21 @@ TEST(Summary, CommentJsonIsVersionedAndSafeForSacctP) {
   EXPECT_EQ(j["nodes"], nlohmann::json::array({"n1", "n2"}));
 }
 
+// A limit a node could not measure is named in the comment, by node, and
+// kept in the stored state; a job whose nodes all measured has no such key.
+TEST(Summary, ALimitANodeCouldNotMeasureIsNamed) {
+  JobSummary s;
+  s.job_id = 7;
+  mergeEvent(s, "c1", PrologFinished{7, JobResult::kOk, {}, "", 1, "", "appliance", 60, false});
+  EXPECT_EQ(nlohmann::json::parse(toCommentJson(s)).count("limit_unmeasured"), 0u);
+  mergeEvent(s, "c2", PrologFinished{7, JobResult::kOk, {}, "", 1, "", "appliance", 60, true});
+  auto j = nlohmann::json::parse(toCommentJson(s));
+  EXPECT_EQ(j["limit_unmeasured"], nlohmann::json::array({"c2"}));
+  auto back = fromStateJson(toStateJson(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->limit_unmeasured, (std::set<std::string>{"c2"}));
+}
+
 constexpr int64_t kSec = 1'000'000'000;
 
 JobSummary gpuJob(const std::string& list, uint32_t count) {

@@ -168,7 +168,21 @@ TEST(HookEnvTest, TheJobsOptionsAreReadByThePluginsRules) {
   EXPECT_FALSE(e->limit_from_default);
   EXPECT_EQ(e->appliance_signal, 10);
   EXPECT_EQ(e->appliance_signal_lead_sec, 30u);
+  EXPECT_FALSE(e->appliance_signal_batch);
   EXPECT_TRUE(e->asksForAccelerators());
+  auto request = prologRequest(*e);
+  const auto* spec = specIn(request);
+  ASSERT_NE(spec, nullptr);
+  EXPECT_FALSE(spec->appliance_signal_batch());
+
+  env["SPANK_ACCEL_APPLIANCE_SIGNAL_BATCH"] = "1";
+  readJobOptions(ioOf(env), nodeLimits(), *e);
+  EXPECT_EQ(e->refusal, "");
+  EXPECT_TRUE(e->appliance_signal_batch);
+  request = prologRequest(*e);
+  spec = specIn(request);
+  ASSERT_NE(spec, nullptr);
+  EXPECT_TRUE(spec->appliance_signal_batch()) << "B: reaches the daemon";
 }
 
 TEST(HookEnvTest, ARefusedJobAsksForNothingAndSaysWhy) {

@@ -27,6 +27,16 @@ std::vector<Event> everyKind() {
           NodeHeartbeat{8, 2, "gpu", 1, 17}};
 }
 
+// A limit the node could not measure: the flag added to PrologFinished.
+TEST(EventCodec, AnUnmeasuredLimitRoundTrips) {
+  const Event ev = PrologFinished{43, JobResult::kOk, {}, "", 900, "", "appliance", 60, true};
+  auto back = decode(encode(header(), ev));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_TRUE(back->event.has_value());
+  EXPECT_EQ(*back->event, ev);
+  EXPECT_TRUE(std::get<PrologFinished>(*back->event).limit_unmeasured);
+}
+
 TEST(EventCodec, EveryKindRoundTrips) {
   auto kinds = everyKind();
   ASSERT_EQ(kinds.size(), std::variant_size_v<Event>);

@@ -67,7 +67,15 @@ TEST(JobEnv, WhatThePluginWritesReadsBack) {
   EXPECT_FALSE(r->options.appliance_time_from_default);
   EXPECT_EQ(r->options.appliance_signal, SIGUSR1);
   EXPECT_EQ(r->options.appliance_signal_lead_sec, 30u);
+  EXPECT_FALSE(r->options.appliance_signal_batch);
   EXPECT_EQ(r->ntasks, 4u);
+
+  o.appliance_signal_batch = true;
+  r = read(fromPlugin(o, 4));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r->options.appliance_signal_batch) << "B: reaches the prolog";
+  EXPECT_EQ(r->options.appliance_signal, SIGUSR1);
+  EXPECT_EQ(r->options.appliance_signal_lead_sec, 30u);
 
   JobOptions d;
   d.appliance_time_sec = 1800;
@@ -141,7 +149,19 @@ TEST(JobEnv, GarbageIsRefused) {
         {"SPANK_ACCEL_APPLIANCE_SIGNAL", "99"},
         {"SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "10"}},
        "--appliance-signal=99@10: unknown signal '99'; use a signal name such as USR1, TERM or SIGUSR2, or a "
-       "number from 1 to 64, optionally followed by @SECONDS (0 to 65535, default 60)"},
+       "number from 1 to 64, optionally after B: (the batch shell only) and followed by @SECONDS (0 to 65535, "
+       "default 60)"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", "60"},
+        {"SPANK_ACCEL_APPLIANCE_SIGNAL", "10"},
+        {"SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "10"},
+        {"SPANK_ACCEL_APPLIANCE_SIGNAL_BATCH", "yes"}},
+       "SPANK_ACCEL_APPLIANCE_SIGNAL_BATCH='yes': not 1"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", "60"}, {"SPANK_ACCEL_APPLIANCE_SIGNAL_BATCH", "1"}},
+       "SPANK_ACCEL_APPLIANCE_SIGNAL_BATCH='1' without SPANK_ACCEL_APPLIANCE_SIGNAL"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", "60"},
+        {"SPANK_ACCEL_APPLIANCE_SIGNAL", "B:10"},
+        {"SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "10"}},
+       "SPANK_ACCEL_APPLIANCE_SIGNAL='B:10': not a signal"},
       {{{"SPANK_ACCEL_APPLIANCE_SIGNAL", "10"}, {"SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "10"}},
        "--appliance-signal=10@10: the job has no appliance time limit to warn before; add --appliance-time or "
        "--job-time-sec"},

@@ -113,17 +113,31 @@ TEST(ParseSignalSpec, AcceptsSbatchForms) {
     std::string text;
     int number;
     std::uint32_t lead;
+    SignalTarget target = SignalTarget::kSteps;
   };
   const Case cases[] = {
-      {"USR1", SIGUSR1, 60},  {"SIGUSR1@30", SIGUSR1, 30},
-      {"term@0", SIGTERM, 0}, {"10@65535", 10, 65535},
-      {"2@007", 2, 7},        {"XCPU@120", SIGXCPU, 120},
+      {"USR1", SIGUSR1, 60},
+      {"SIGUSR1@30", SIGUSR1, 30},
+      {"term@0", SIGTERM, 0},
+      {"10@65535", 10, 65535},
+      {"2@007", 2, 7},
+      {"XCPU@120", SIGXCPU, 120},
+      // The checkpointing tools' default.
+      {"USR2@90", SIGUSR2, 90},
+      {"B:USR1@5", SIGUSR1, 5, SignalTarget::kBatch},
+      {"b:sigusr2", SIGUSR2, 60, SignalTarget::kBatch},
+      {"RB:USR1@10", SIGUSR1, 10, SignalTarget::kBatch},
+      {"BR:12", 12, 60, SignalTarget::kBatch},
+      // R: (a reservation's end) has nothing to act on: the steps, as without it.
+      {"R:USR1@10", SIGUSR1, 10},
+      {"r:TERM", SIGTERM, 60},
   };
   for (const auto& c : cases) {
     auto spec = parseSignalSpec(c.text);
     ASSERT_TRUE(spec.ok()) << c.text << ": " << spec.error().message();
     EXPECT_EQ(spec->number, c.number) << c.text;
     EXPECT_EQ(spec->lead_sec, c.lead) << c.text;
+    EXPECT_EQ(spec->target, c.target) << c.text;
   }
 }
 
@@ -140,8 +154,11 @@ TEST(ParseSignalSpec, RefusesWithReason) {
       {"USR1@65536", "too large"},
       {"USR1@30s", "not a whole number"},
       {"USR1@5@6", "not a whole number"},
-      {"B:USR1", "R: and B: prefixes"},
-      {"r:USR1@10", "R: and B: prefixes"},
+      {"B:", "no signal given"},
+      {"B:@5", "no signal given"},
+      {"B:B:USR1", "unknown signal 'B:USR1'"},
+      {"X:USR1", "unknown signal 'X:USR1'"},
+      {":USR1", "unknown signal ':USR1'"},
       {"USR1\n@5", "unknown signal 'USR1\\x0a'"},
   };
   for (const auto& [text, why] : cases) {

@@ -60,6 +60,20 @@ TEST(DecideStep, ReadyJobGetsItsEnvironment) {
   EXPECT_EQ(d.env[1].second, "8090");
 }
 
+// The daemon's lines for the job's output are passed on, bounded and printable.
+TEST(DecideStep, WarningsForTheJobsOutputAreBoundedAndPrintable) {
+  DaemonReply r = ready({});
+  r.job->warnings = {"the appliance time limit of 6 s cannot be measured on n1", "two\nlines\x1b[31m",
+                     std::string(2000, 'w'), "4", "5", "6"};
+  auto d = decideStep(42, "--job-time-sec=6", r);
+  EXPECT_FALSE(d.refusal);
+  ASSERT_EQ(d.warnings.size(), kMaxStepWarnings);
+  EXPECT_EQ(d.warnings[0], "the appliance time limit of 6 s cannot be measured on n1");
+  EXPECT_EQ(d.warnings[1], "two lines [31m");
+  EXPECT_EQ(d.warnings[2].size(), kMaxStepWarningBytes);
+  EXPECT_EQ(d.warnings[3], "4");
+}
+
 TEST(DecideStep, InvalidNamesAreSkippedWithANote) {
   auto d = decideStep(42, "--ipus=4", ready({{"A=B", "x"}, {"GOOD", "1"}}));
   ASSERT_EQ(d.env.size(), 1u);

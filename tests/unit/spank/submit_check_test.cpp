@@ -151,7 +151,8 @@ TEST(CheckOptions, RefusalsTable) {
       {withSignal(applianceTime("10"), "FOO"),
        "--appliance-signal=FOO: unknown signal 'FOO'; use a signal name such as USR1, TERM or "
        "SIGUSR2, or a "
-       "number from 1 to 64, optionally followed by @SECONDS (0 to 65535, default 60)"},
+       "number from 1 to 64, optionally after B: (the batch shell only) and followed by @SECONDS (0 to 65535, "
+       "default 60)"},
       {withSignal(applianceTime("10"), "USR1@x"),
        "--appliance-signal=USR1@x: the time after '@' ('x'): not a whole number; give whole "
        "seconds from 0 to "
@@ -278,6 +279,23 @@ TEST(CheckOptions, SignalDefaultsToSixtySeconds) {
   EXPECT_EQ(r->appliance_signal_lead_sec, 60u);
 }
 
+// Checkpointing tools default to USR2 90 s ahead; B: picks the batch shell.
+TEST(CheckOptions, SignalTakesSbatchsTargetPrefix) {
+  auto r = checkOptions(withSignal(applianceTime("1:00:00"), "USR2@90"), site());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->appliance_signal, SIGUSR2);
+  EXPECT_EQ(r->appliance_signal_lead_sec, 90u);
+  EXPECT_FALSE(r->appliance_signal_batch);
+  r = checkOptions(withSignal(applianceTime("10"), "B:USR1@5"), site());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->appliance_signal, SIGUSR1);
+  EXPECT_EQ(r->appliance_signal_lead_sec, 5u);
+  EXPECT_TRUE(r->appliance_signal_batch);
+  r = checkOptions(withSignal(applianceTime("10"), "R:USR1@5"), site());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_FALSE(r->appliance_signal_batch);
+}
+
 TEST(CheckOptions, FirstProblemWins) {
   RawOptions r = withReplicas(ipus("0"), "3");
   r.appliance_time = "nonsense";
@@ -315,6 +333,10 @@ TEST(PrologEnv, EveryVariable) {
                                   {"ACCEL_APPLIANCE_SIGNAL", "10"},
                                   {"ACCEL_APPLIANCE_SIGNAL_LEAD", "30"}}));
   EXPECT_EQ(prologEnv(o, std::nullopt).size(), 6u);
+  o.appliance_signal_batch = true;
+  auto batch = prologEnv(o, 4);
+  ASSERT_EQ(batch.size(), 8u);
+  EXPECT_EQ(batch.back(), (std::pair<std::string, std::string>{"ACCEL_APPLIANCE_SIGNAL_BATCH", "1"}));
   JobOptions t;
   t.appliance_time_sec = 60;
   t.appliance_time_from_default = true;

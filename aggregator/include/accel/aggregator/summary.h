@@ -29,6 +29,7 @@ struct JobSummary {
   std::set<std::string> nodes;        // nodes that reported the job
   std::set<std::string> epilog_nodes;  // nodes whose epilog finished
   std::set<std::string> cleanup_failed;  // nodes whose epilog could not release everything
+  std::set<std::string> limit_unmeasured;  // nodes that could not measure the job's appliance limit
   uint32_t node_count = 0;  // from the prolog; 0: unknown
   std::string node_list;    // SLURM_NODELIST from the prolog, as sent; empty: unknown
   // node_list expanded, when it names exactly node_count distinct nodes;

@@ -30,6 +30,9 @@ struct JobRequestSpec {
   int64_t appliance_time_sec = -1;
   int32_t appliance_signal = 0;
   uint32_t appliance_signal_lead_sec = 0;
+  // --appliance-signal=B:SIG: the warning goes to the batch shell alone
+  // (tasks of kBatchStepId); otherwise to the tasks of every other step.
+  bool appliance_signal_batch = false;
   // The job's nodes (see job_nodes.h): this node's Slurm name (SLURMD_NODENAME,
   // else the host name), the job's compact host list (SLURM_NODELIST; empty:
   // unknown) and its node count (0: unknown).
@@ -51,6 +54,10 @@ inline constexpr size_t kMaxRefusalBytes = 1024;
 // A task of the job on this node, as slurmstepd reported it. start_ticks
 // (field 22 of /proc/PID/stat) tells the task from a later process that
 // happens to get the same pid.
+// Slurm's step id of the batch shell (SLURM_BATCH_SCRIPT), as slurmstepd
+// reports it for the batch step's one task.
+inline constexpr uint32_t kBatchStepId = 0xfffffffb;
+
 struct TaskRef {
   uint32_t step_id = 0;
   int32_t pid = 0;
@@ -74,6 +81,12 @@ struct JobRecord {
   std::vector<std::string> surrogates;  // appliance jobs given a surrogate step
   std::vector<uint32_t> surrogate_steps;  // their steps, as the waiters reported them
 };
+
+// Whether this node can run the clock of `spec`'s appliance limit: it reads
+// an appliance (`node_has_appliance`), or the job holds IPUs of an IPU-POD or
+// local devices here (their steps run the clock). True for a job without a
+// limit: there is nothing to measure.
+bool limitMeasurable(const JobRequestSpec& spec, const std::vector<uint32_t>& devices, bool node_has_appliance);
 
 // Surrogate steps one job is given at most: each is an srun and a thread
 // here, and each spares a step from the limit's warning and SIGTERM.

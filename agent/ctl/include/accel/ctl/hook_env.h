@@ -29,6 +29,7 @@ struct HookEnv {
   int64_t appliance_time_sec = -1;
   int32_t appliance_signal = 0;
   uint32_t appliance_signal_lead_sec = 0;
+  bool appliance_signal_batch = false;
   // SLURM_NODELIST (SLURM_JOB_NODELIST where newer Slurm sets that instead)
   // and SLURM_JOB_NUM_NODES. Empty and 0: unknown; the node then leads the
   // job, as every job was led before jobs spanned nodes.

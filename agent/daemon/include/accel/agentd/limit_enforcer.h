@@ -8,7 +8,8 @@
 // so a slow disk, spool or appliance client never delays a signal.
 //
 // Actions, each taken once (also across a restart: it is persisted):
-//   warn     the job's --appliance-signal to its tasks; TimeLimitWarning
+//   warn     the job's --appliance-signal to the tasks of its steps, or
+//            with B: to its batch shell; TimeLimitWarning
 //   enforce  SIGTERM to its tasks, its appliance jobs cancelled (off this
 //            thread; by the job's leader only, job_nodes.h); TimeLimitEnforced
 //   kill     SIGKILL to the tasks still there after the grace
@@ -32,7 +33,8 @@ namespace accel::agentd {
 
 // The tasks an action signals: all of them for kKill; for the warning and
 // SIGTERM, all but those of the steps the record spares (agent::sparedSteps,
-// at most kMaxSurrogateStepsPerJob).
+// at most kMaxSurrogateStepsPerJob); for the warning, of those only the
+// batch shell (B:) or only the others.
 std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, agent::LimitAction action);
 
 struct EnforcerActions {

@@ -38,6 +38,7 @@ struct PrologFinished {
   std::string message{};
   std::string accel_kind{};  // "gpu", "ipu", "appliance"; empty: none
   uint64_t appliance_limit_s = 0;
+  bool limit_unmeasured = false;  // a limit nothing on the node can measure
   bool operator==(const PrologFinished&) const = default;
 };
 

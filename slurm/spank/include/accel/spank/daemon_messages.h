@@ -34,6 +34,7 @@ struct JobView {
   std::string state;    // the state's name, for messages
   std::vector<std::pair<std::string, std::string>> env;
   std::string last_error;
+  std::vector<std::string> warnings;  // for the job's output, one line each
 };
 
 struct DaemonReply {

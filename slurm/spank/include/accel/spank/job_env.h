@@ -29,6 +29,8 @@ inline constexpr const char* kEnvApplianceTime = "ACCEL_APPLIANCE_TIME";
 inline constexpr const char* kEnvApplianceTimeSource = "ACCEL_APPLIANCE_TIME_SOURCE";
 inline constexpr const char* kEnvApplianceSignal = "ACCEL_APPLIANCE_SIGNAL";
 inline constexpr const char* kEnvApplianceSignalLead = "ACCEL_APPLIANCE_SIGNAL_LEAD";
+// "1" when the warning goes to the batch shell only (B:); unset otherwise.
+inline constexpr const char* kEnvApplianceSignalBatch = "ACCEL_APPLIANCE_SIGNAL_BATCH";
 
 // The most tasks of one job on one node the agent takes (one GCD each).
 inline constexpr std::uint32_t kMaxTasksOnNode = 65536;
@@ -54,7 +56,8 @@ using JobEnvLookup = std::function<const char*(const char* name)>;
 // rules against `limits`: ACCEL_IPUS as --ipus, ACCEL_NUM_REPLICAS as
 // --num-replicas, ACCEL_APPLIANCE_TIME as --job-time-sec (a value from the
 // site default is checked alike and stays marked as such), the signal and
-// its lead as --appliance-signal=SIG@LEAD. With no ACCEL_APPLIANCE_TIME the
+// its lead as --appliance-signal=SIG@LEAD (B:SIG@LEAD with
+// ACCEL_APPLIANCE_SIGNAL_BATCH=1). With no ACCEL_APPLIANCE_TIME the
 // limits' ApplianceTimeDefault applies, as at submission. ACCEL_NTASKS must
 // be 1 to kMaxTasksOnNode; it is ignored for a job without IPUs.
 // kInvalidArgument: one line saying what is wrong, in the words of the

@@ -48,13 +48,19 @@ inline constexpr std::uint32_t kDefaultSignalLead = 60;
 // kMaxSignalNumber. Returns 0 for anything else.
 int signalNumber(std::string_view text);
 
-// --appliance-signal=SIG[@SECONDS].
+// Who gets the warning, as sbatch --signal's prefix says: the job's steps
+// (no prefix, or R:), or its batch shell alone (B:).
+enum class SignalTarget : std::uint8_t { kSteps = 0, kBatch = 1 };
+
+// --appliance-signal=[{R|B}:]SIG[@SECONDS].
 struct SignalSpec {
   int number = 0;
+  SignalTarget target = SignalTarget::kSteps;
   std::uint32_t lead_sec = kDefaultSignalLead;
 };
 
-// Parses SIG[@SECONDS]. Errors (kInvalidArgument) say what is wrong and what
+// Parses [{R|B}:]SIG[@SECONDS] (RB: and BR: too, any letter case).
+// Errors (kInvalidArgument) say what is wrong and what
 // is allowed, without naming the option (the caller prefixes that).
 Result<SignalSpec> parseSignalSpec(std::string_view text);
 

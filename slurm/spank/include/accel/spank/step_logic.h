@@ -2,6 +2,7 @@
 // What the plugin decides inside slurmstepd, as pure functions: whether a
 // step's tasks may run, which variables they receive, and the step's exit
 // code. The SPANK glue performs the calls and applies the decisions.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,7 +27,13 @@ struct StepDecision {
   // Set when something went wrong that must not reach the user (the job
   // asked for nothing): for the node's log only.
   std::optional<std::string> note;
+  // Lines for the job's output (without "accel: "): at most
+  // kMaxStepWarnings, each printable and at most kMaxStepWarningBytes.
+  std::vector<std::string> warnings;
 };
+
+inline constexpr std::size_t kMaxStepWarnings = 4;
+inline constexpr std::size_t kMaxStepWarningBytes = 512;
 
 // Applies the answer to JobRequest (or the failure to get one):
 //  - unreachable or a failed call: refuse when the job asked, else only a note;

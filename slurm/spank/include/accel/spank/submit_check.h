@@ -52,6 +52,7 @@ struct JobOptions {
   bool appliance_time_from_default = false;
   int appliance_signal = 0;  // 0: none asked
   std::uint32_t appliance_signal_lead_sec = 0;
+  bool appliance_signal_batch = false;  // B:, the batch shell only; else the steps
 };
 
 // Checks every rule and returns the request, or the first problem found as a

@@ -11,7 +11,7 @@ using J = nlohmann::ordered_json;
 struct ToJson {
   J operator()(const event::PrologStarted& e) {
     return {{"job_id", e.job_id}, {"uid", e.uid}, {"user", e.user}, {"node_list", e.node_list},
-            {"node_count", e.node_count}};
+            {"node_count", e.node_count}, {"restart_count", e.restart_count}};
   }
   J operator()(const event::PrologFinished& e) {
     return {{"job_id", e.job_id}, {"result", event::jobResultName(e.result)}, {"devices", e.devices},
@@ -21,7 +21,8 @@ struct ToJson {
   }
   J operator()(const event::EpilogFinished& e) {
     return {{"job_id", e.job_id}, {"result", event::jobResultName(e.result)}, {"duration_us", e.duration_us},
-            {"message", e.message}, {"cleanup_ok", e.cleanup_ok}, {"appliance_seconds", e.appliance_seconds}};
+            {"message", e.message}, {"cleanup_ok", e.cleanup_ok}, {"appliance_seconds", e.appliance_seconds},
+            {"restart_count", e.restart_count}};
   }
   J operator()(const event::AgentStarted& e) {
     return {{"version", e.version}, {"jobs_recovered", e.jobs_recovered}};

@@ -35,6 +35,23 @@ void addKind(JobSummary& s, const std::string& kind) {
 
 void keepMax(uint64_t& value, uint64_t seen) { value = std::max(value, seen); }
 
+// The appliance seconds `node` reported for run `run` of the job.
+uint64_t& runSecondsOf(JobSummary& s, const std::string& node, uint32_t run) {
+  run = std::min(run, JobSummary::kMaxRun);
+  return run == 0 ? s.appliance_s[node] : s.run_appliance_s[run][node];
+}
+
+// A run the job's events name: the latest seen, and the one `node` is in.
+bool noteRun(JobSummary& s, const std::string& node, uint32_t run) {
+  run = std::min(run, JobSummary::kMaxRun);
+  bool changed = run > s.restarts;
+  s.restarts = std::max(s.restarts, run);
+  uint32_t& at = s.node_run[node];
+  changed = changed || run > at;
+  at = std::max(at, run);
+  return changed;
+}
+
 // The names of node_list, when they are exactly node_count distinct nodes.
 // Anything else (no count, unparseable text, more names than
 // kMaxHostlistNames, a list that disagrees with the count) leaves only the
@@ -95,14 +112,15 @@ struct Merger {
   int64_t received_ns;
   // Every node sends the same count and list; the first list given is kept.
   bool operator()(const event::PrologStarted& e) {
+    const bool new_run = noteRun(s, node, e.restart_count);
     if (!s.listed_nodes.empty()) {  // a later run's list, let in by refusal()
       size_t before = s.later_nodes.size();
       for (const auto& n : usableList(e.node_list, e.node_count))
         if (!s.listed_nodes.contains(n)) s.later_nodes.insert(n);
-      return s.later_nodes.size() != before;
+      return s.later_nodes.size() != before || new_run;
     }
     bool changed = e.node_count > s.node_count || (s.node_list.empty() && !e.node_list.empty());
-    if (!changed) return false;
+    if (!changed) return new_run;
     s.node_count = std::max(s.node_count, e.node_count);
     if (s.node_list.empty()) s.node_list = e.node_list;
     listNodes(s);
@@ -124,14 +142,15 @@ struct Merger {
     if (!e.cleanup_ok) s.cleanup_failed.insert(node);
     bool first = s.first_epilog_ns == 0 || received_ns < s.first_epilog_ns;
     if (received_ns > 0 && first) s.first_epilog_ns = received_ns;
-    keepMax(s.appliance_s[node], e.appliance_seconds);
+    noteRun(s, node, e.restart_count);
+    keepMax(runSecondsOf(s, node, e.restart_count), e.appliance_seconds);
     return true;
   }
   bool operator()(const event::StepStarted& e) {
     return e.surrogate && s.surrogate_steps.insert(e.step_id).second;
   }
   bool operator()(const event::ApplianceJobChanged& e) {
-    keepMax(s.appliance_s[node], e.seconds_used);
+    keepMax(runSecondsOf(s, node, s.node_run[node]), e.seconds_used);
     return true;
   }
   bool operator()(const event::TimeLimitWarning& e) {
@@ -141,7 +160,7 @@ struct Merger {
   bool operator()(const event::TimeLimitEnforced& e) {
     worsen(s, JobResult::kTimeLimit);
     keepMax(s.appliance_limit_s, e.limit_s);
-    keepMax(s.appliance_s[node], e.used_s);
+    keepMax(runSecondsOf(s, node, s.node_run[node]), e.used_s);
     return true;
   }
   template <typename Other>
@@ -150,10 +169,20 @@ struct Merger {
 
 }  // namespace
 
+std::vector<uint64_t> JobSummary::runSeconds() const {
+  const uint32_t last = std::min(restarts, kMaxRun);
+  std::vector<uint64_t> out(static_cast<size_t>(last) + 1, 0);
+  for (const auto& [node, s] : appliance_s) out[0] = std::max(out[0], s);
+  for (const auto& [run, by_node] : run_appliance_s)
+    for (const auto& [node, s] : by_node)
+      if (run <= last) out[run] = std::max(out[run], s);
+  return out;
+}
+
 uint64_t JobSummary::applianceSeconds() const {
-  uint64_t most = 0;
-  for (const auto& [node, s] : appliance_s) most = std::max(most, s);
-  return most;
+  uint64_t total = 0;
+  for (uint64_t s : runSeconds()) total += s;
+  return total;
 }
 
 bool JobSummary::complete() const {
@@ -224,7 +253,8 @@ std::string toStateJson(const JobSummary& s) {
          {"local_devices", s.local_devices}, {"partition_devices", s.partition_devices},
          {"node_list", s.node_list}, {"first_epilog_ns", s.first_epilog_ns},
          {"errors", s.errors}, {"later_nodes", s.later_nodes},
-         {"limit_unmeasured", s.limit_unmeasured}};
+         {"limit_unmeasured", s.limit_unmeasured}, {"restarts", s.restarts},
+         {"run_appliance_s", s.run_appliance_s}, {"node_run", s.node_run}};
   // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -256,6 +286,9 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     s.errors = j.value("errors", std::map<std::string, std::string>{});
     s.later_nodes = j.value("later_nodes", std::set<std::string>{});
     s.limit_unmeasured = j.value("limit_unmeasured", std::set<std::string>{});
+    s.restarts = std::min(j.value("restarts", uint32_t{0}), JobSummary::kMaxRun);
+    s.run_appliance_s = j.value("run_appliance_s", std::map<uint32_t, std::map<std::string, uint64_t>>{});
+    s.node_run = j.value("node_run", std::map<std::string, uint32_t>{});
     listNodes(s);
     return s;
   } catch (const Json::exception& e) {
@@ -275,6 +308,10 @@ std::string toCommentJson(const JobSummary& s) {
   j["appliance_s"] = s.applianceSeconds();
   j["appliance_limit_s"] = s.appliance_limit_s;
   j["surrogate_steps"] = s.surrogate_steps.size();
+  if (s.restarts > 0) {
+    j["restarts"] = s.restarts;
+    j["run_appliance_s"] = s.runSeconds();
+  }
   if (!s.cleanup_failed.empty()) j["cleanup_failed"] = s.cleanup_failed;
   if (!s.limit_unmeasured.empty()) j["limit_unmeasured"] = s.limit_unmeasured;
   if (!s.errors.empty()) j["errors"] = s.errors;

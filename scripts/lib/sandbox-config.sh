@@ -63,10 +63,12 @@ SlurmUser=root
 SlurmdUser=root
 
 # Clients find the private munged through AuthInfo; connections to slurmdbd (sacct,
-# sacctmgr, slurmctld) take the socket from AccountingStoragePass instead.
+# sacctmgr, slurmctld) take the socket from AccountingStoragePass instead. cred_expire (120 s
+# by default) is also how long Slurm holds a requeued job before its next run, which only
+# then gets its Prolog again: 30 s keeps the requeue tests short.
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$MUNGE_SOCKET
+AuthInfo=socket=$MUNGE_SOCKET,cred_expire=30
 $bind_comment
 CommunicationParameters=$comm_params
 

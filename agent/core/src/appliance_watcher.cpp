@@ -138,9 +138,23 @@ Status ApplianceWatcher::pollOnce() {
     std::lock_guard<std::mutex> g(mu_);
     last_error_.clear();
     std::map<Key, ApplianceJob> next;
+    std::map<uint32_t, std::set<std::string>> earlier;
+    std::set<uint32_t> later_runs;
+    for (const auto& l : live_list)
+      if (l.later_run) later_runs.insert(l.id);
     for (auto& raw : seen.owned) {
       Key key{raw.slurm_job_id, raw.id.empty() ? kUnreadableEntry : raw.id};
       if (next.count(key)) continue;  // listed twice: the first stands
+      if (later_runs.count(raw.slurm_job_id) && !raw.id.empty() && raw.unreadable.empty()) {
+        auto& gone = earlier[raw.slurm_job_id];
+        auto known = earlier_.find(raw.slurm_job_id);
+        const bool first_sight = !live_prev_.count(raw.slurm_job_id);
+        if ((first_sight && appliance::isFinal(raw.state)) ||
+            (known != earlier_.end() && known->second.count(raw.id))) {
+          gone.insert(raw.id);
+          continue;
+        }
+      }
       auto old = tracked_.find(key);
       const ApplianceJob* before = old == tracked_.end() ? nullptr : &old->second;
       ApplianceJob j = raw.unreadable.empty() ? onNodeClock(std::move(raw), before, answered_ns)
@@ -173,6 +187,7 @@ Status ApplianceWatcher::pollOnce() {
     }
     ignored_ = std::move(told);
     tracked_ = std::move(next);  // jobs of Slurm jobs that ended here are forgotten
+    earlier_ = std::move(earlier);
     prev_asked_ns_ = asked_ns;
     live_prev_ = std::move(live);
   }

@@ -281,7 +281,7 @@ Result<RecoverySummary> JobManager::recover() {
         records_.erase(id);
         (void)store_.remove(id);
         ++sum.rolled_back;
-        sum.ended.push_back(RecoveredEnd{.job_id = id, .rolled_back = true});
+        sum.ended.push_back(RecoveredEnd{.job_id = id, .rolled_back = true, .restart_count = rec.spec.restart_count});
       } else {
         JobRecord failed = rec;
         failed.phase = JobPhase::kFailed;
@@ -296,7 +296,8 @@ Result<RecoverySummary> JobManager::recover() {
         sum.ended.push_back(RecoveredEnd{.job_id = id,
                                          .rolled_back = false,
                                          .appliance_used_ns = usedNs(rec.budget, now_()),
-                                         .time_limit = rec.budget.enforced_ns != 0});
+                                         .time_limit = rec.budget.enforced_ns != 0,
+                                         .restart_count = rec.spec.restart_count});
       } else {
         sum.problems.push_back("job " + std::to_string(id) + ": epilog: " + s.error().message());
       }

@@ -34,6 +34,7 @@ std::string encodeRecord(const JobRecord& r) {
       {"node", s.node},
       {"node_list", s.node_list},
       {"node_count", s.node_count},
+      {"restart_count", s.restart_count},
       {"phase", std::string(phaseName(r.phase))},
       {"devices", r.devices},
       {"job_dir", r.job_dir},
@@ -159,6 +160,7 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     s.node = in.text("node");
     s.node_list = in.text("node_list");
     s.node_count = in.integer<uint32_t>("node_count", 0u);
+    s.restart_count = in.integer<uint32_t>("restart_count", 0u);
     auto phase = parsePhase(in.text("phase"));
     if (!phase) return Error(ErrorCode::kParse, "job record has an unknown phase");
     r.phase = *phase;

@@ -64,6 +64,18 @@ void readNodes(const CliIo& io, HookEnv& e) {
   e.node_count = *count;
 }
 
+// SLURM_JOB_RESTART_COUNT: how often the job was requeued before this run
+// (0, or unset, on its first run).
+void readRestarts(const CliIo& io, HookEnv& e) {
+  auto restarts = number<uint32_t>(io, "SLURM_JOB_RESTART_COUNT", false, 0);
+  if (!restarts.ok()) {
+    e.notes.push_back("SLURM_JOB_RESTART_COUNT='" + shown(text(io, "SLURM_JOB_RESTART_COUNT")) +
+                      "' is not a count; taken as the first run");
+    return;
+  }
+  e.restart_count = *restarts;
+}
+
 // The refusal as the daemon takes it: printable ASCII (a path in a message
 // may hold other bytes), at most kMaxRefusalBytes.
 std::string refusalText(const std::string& why) {
@@ -95,6 +107,7 @@ Result<HookEnv> readHookEnv(const CliIo& io, bool full) {
   e.partition = text(io, "SLURM_JOB_PARTITION");
   e.gpus = text(io, "SLURM_JOB_GPUS");
   readNodes(io, e);
+  readRestarts(io, e);
   return e;
 }
 
@@ -121,7 +134,7 @@ std::vector<uint8_t> prologRequest(const HookEnv& e) {
                                       e.gpus.c_str(), e.ipus, e.num_replicas, e.ntasks, e.appliance_time_sec,
                                       e.appliance_signal, e.appliance_signal_lead_sec, e.node_list.c_str(),
                                       e.node_count, e.refusal.empty() ? nullptr : e.refusal.c_str(),
-                                      e.appliance_signal_batch);
+                                      e.appliance_signal_batch, e.restart_count);
   fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
              fb::RequestIdentifier());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};

@@ -98,6 +98,7 @@ agent::JobRequestSpec specOf(const fb::JobSpec& j) {
   s.appliance_signal = j.appliance_signal();
   s.appliance_signal_lead_sec = j.appliance_signal_lead_sec();
   s.appliance_signal_batch = j.appliance_signal_batch();
+  s.restart_count = j.restart_count();
   if (j.node()) s.node = j.node()->str();
   if (j.node_list()) s.node_list = j.node_list()->str();
   s.node_count = j.node_count();
@@ -208,7 +209,8 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
                                  .uid = spec.uid,
                                  .user = spec.user,
                                  .node_list = spec.node_list,
-                                 .node_count = spec.node_count});
+                                 .node_count = spec.node_count,
+                                 .restart_count = spec.restart_count});
   auto r = ctx.manager->prolog(spec);
   emitPrologFinished(ctx, spec, r, started_us);
   if (!r.ok() && kind_fault && r.error().message() == kind_fault->message) return configFault(ctx, spec, *kind_fault);
@@ -240,6 +242,7 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
   event::EpilogFinished e{.job_id = req->job_id()};
   e.duration_us = static_cast<uint64_t>(std::max<int64_t>(0, monoUs() - started_us));
   if (before) {
+    e.restart_count = before->spec.restart_count;
     e.appliance_seconds = static_cast<uint64_t>(agent::usedNs(before->budget, jobClockNs()) / 1'000'000'000);
     if (before->budget.enforced_ns != 0) e.result = event::JobResult::kTimeLimit;
   }

@@ -279,13 +279,15 @@ Status Daemon::start() {
                                       .message = "accel-agentd stopped during the prolog; undone when it restarted"});
       emitEvent(event::EpilogFinished{.job_id = end.job_id,
                                       .result = event::JobResult::kFailed,
-                                      .message = "the prolog was undone when accel-agentd restarted"});
+                                      .message = "the prolog was undone when accel-agentd restarted",
+                                      .restart_count = end.restart_count});
     } else {
       emitEvent(event::EpilogFinished{
           .job_id = end.job_id,
           .result = end.time_limit ? event::JobResult::kTimeLimit : event::JobResult::kOk,
           .message = "finished when accel-agentd restarted",
-          .appliance_seconds = static_cast<uint64_t>(end.appliance_used_ns / 1'000'000'000)});
+          .appliance_seconds = static_cast<uint64_t>(end.appliance_used_ns / 1'000'000'000),
+          .restart_count = end.restart_count});
     }
   }
 
@@ -375,7 +377,8 @@ void Daemon::startApplianceWatcher() {
     std::set<uint32_t> ids;
     for (const auto& r : manager_->jobs())
       if (r.phase == agent::JobPhase::kReady) {
-        jobs.push_back(agent::LiveJob{.id = r.spec.job_id, .uid = r.spec.uid, .user = r.spec.user});
+        jobs.push_back(agent::LiveJob{
+            .id = r.spec.job_id, .uid = r.spec.uid, .user = r.spec.user, .later_run = r.spec.restart_count > 0});
         ids.insert(r.spec.job_id);
       }
     appliance_events_.keepOnly(ids);

@@ -34,7 +34,8 @@ struct Encoder {
   Fbb& b;
   Union operator()(const PrologStarted& e) {
     return fb::CreatePrologStarted(b, e.job_id, e.uid, b.CreateString(e.user), b.CreateString(e.node_list),
-                               e.node_count).Union();
+                               e.node_count, e.restart_count)
+        .Union();
   }
   Union operator()(const PrologFinished& e) {
     auto devices = strings(b, e.devices);
@@ -45,7 +46,8 @@ struct Encoder {
   }
   Union operator()(const EpilogFinished& e) {
     return fb::CreateEpilogFinished(b, e.job_id, castEnum<fb::JobResult>(e.result), e.duration_us,
-                                b.CreateString(e.message), e.cleanup_ok, e.appliance_seconds).Union();
+                                b.CreateString(e.message), e.cleanup_ok, e.appliance_seconds, e.restart_count)
+        .Union();
   }
   Union operator()(const AgentStarted& e) {
     return fb::CreateAgentStarted(b, b.CreateString(e.version), e.jobs_recovered).Union();
@@ -95,7 +97,8 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
   switch (env.event_type()) {
     case T::PrologStarted: {
       auto* e = env.event_as_PrologStarted();
-      return PrologStarted{e->job_id(), e->uid(), str(e->user()), str(e->node_list()), e->node_count()};
+      return PrologStarted{e->job_id(),          e->uid(),        str(e->user()), str(e->node_list()),
+                           e->node_count(), e->restart_count()};
     }
     case T::PrologFinished: {
       auto* e = env.event_as_PrologFinished();
@@ -106,7 +109,7 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
     case T::EpilogFinished: {
       auto* e = env.event_as_EpilogFinished();
       return EpilogFinished{e->job_id(), castEnum<JobResult>(e->result()), e->duration_us(),
-                            str(e->message()), e->cleanup_ok(), e->appliance_seconds()};
+                            str(e->message()), e->cleanup_ok(), e->appliance_seconds(), e->restart_count()};
     }
     case T::AgentStarted: {
       auto* e = env.event_as_AgentStarted();

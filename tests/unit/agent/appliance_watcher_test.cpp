@@ -120,6 +120,41 @@ TEST_F(ApplianceWatcherTest, JobsThatEndedHereAreForgottenAndNoPollIsMadeWithout
   EXPECT_TRUE(w.jobsOf(65).empty());
 }
 
+// A requeued job's later run: the appliance still lists the first run's
+// appliance jobs under the job's label. Those already over when the run is
+// first seen are the earlier run's: never reported, never counted, also once
+// they are listed beside the new run's own; the new run's own appliance jobs
+// are followed as ever, also when they end. A first run keeps everything.
+TEST_F(ApplianceWatcherTest, ALaterRunOfARequeuedJobLeavesTheEarlierRunsApplianceJobsOut) {
+  live = {LiveJob{.id = 65, .uid = 1001, .user = "alice", .later_run = true}};
+  now = 200 * kSec;
+  fake->list = {job("wsjob-run0", 65, ApplianceState::kCancelled, 1, 10 * kSec, 40 * kSec),
+                job("wsjob-run0-compile", 65, ApplianceState::kSucceeded, 0, 5 * kSec, 9 * kSec)};
+  ASSERT_TRUE(w.pollOnce().ok());
+  EXPECT_TRUE(changes.empty()) << "the earlier run's appliance jobs are not this run's";
+  EXPECT_TRUE(w.jobsOf(65).empty());
+  EXPECT_DOUBLE_EQ(w.secondsOf(65), 0.0);
+  fake->list.push_back(job("wsjob-run1", 65, ApplianceState::kRunning, 1, 205 * kSec));
+  now = 210 * kSec;
+  ASSERT_TRUE(w.pollOnce().ok());
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].id, "wsjob-run1");
+  EXPECT_DOUBLE_EQ(w.secondsOf(65), 5.0);
+  fake->list.back() = job("wsjob-run1", 65, ApplianceState::kSucceeded, 1, 205 * kSec, 212 * kSec);
+  now = 215 * kSec;
+  ASSERT_TRUE(w.pollOnce().ok());
+  ASSERT_EQ(changes.size(), 2u) << "the run's own job is followed to its end";
+  EXPECT_EQ(w.jobsOf(65).size(), 1u);
+  EXPECT_DOUBLE_EQ(w.secondsOf(65), 7.0);
+
+  // The same listing for a first run: all of it is the job's.
+  live = {liveJob(66)};
+  for (auto& j : fake->list) j.slurm_job_id = 66;
+  changes.clear();
+  ASSERT_TRUE(w.pollOnce().ok());
+  EXPECT_EQ(changes.size(), 3u);
+}
+
 // The appliance's clock is not the node's: a start or end it reports is kept
 // within the window in which the node saw the change (after the poll that saw
 // the job otherwise, before the answer that shows it), so a skew of an hour

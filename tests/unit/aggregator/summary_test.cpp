@@ -125,6 +125,38 @@ TEST(Summary, ALimitANodeCouldNotMeasureIsNamed) {
   EXPECT_EQ(back->limit_unmeasured, (std::set<std::string>{"c2"}));
 }
 
+// A job that checkpointed and requeued itself: each run has its own budget,
+// and the summary counts the runs and each run's appliance seconds; the job
+// used their sum. A resent event of an earlier run changes nothing.
+TEST(Summary, ARequeuedJobCountsItsRunsAndTheSecondsOfEach) {
+  JobSummary s;
+  s.job_id = 8;
+  mergeEvent(s, "n1", PrologStarted{8, 1000, "alice", "n1", 1, 0});
+  mergeEvent(s, "n1", ApplianceJobChanged{8, "wsjob-1", ApplianceState::kRunning, 1, 3});
+  mergeEvent(s, "n1", EpilogFinished{8, JobResult::kOk, 1, "", true, 6, 0});
+  EXPECT_EQ(s.restarts, 0u);
+  EXPECT_EQ(nlohmann::json::parse(toCommentJson(s)).count("restarts"), 0u) << "one run: no key";
+  EXPECT_TRUE(mergeEvent(s, "n1", PrologStarted{8, 1000, "alice", "n1", 1, 1})) << "a new run changes the summary";
+  mergeEvent(s, "n1", ApplianceJobChanged{8, "wsjob-2", ApplianceState::kRunning, 1, 2});
+  EXPECT_EQ(s.runSeconds(), (std::vector<uint64_t>{6, 2})) << "the second run's updates are its own";
+  mergeEvent(s, "n1", EpilogFinished{8, JobResult::kOk, 1, "", true, 4, 1});
+  mergeEvent(s, "n1", EpilogFinished{8, JobResult::kOk, 1, "", true, 6, 0});  // resent
+  EXPECT_EQ(s.restarts, 1u);
+  EXPECT_EQ(s.runSeconds(), (std::vector<uint64_t>{6, 4}));
+  EXPECT_EQ(s.applianceSeconds(), 10u);
+  auto j = nlohmann::json::parse(toCommentJson(s));
+  EXPECT_EQ(j["restarts"], 1);
+  EXPECT_EQ(j["run_appliance_s"], nlohmann::json::array({6, 4}));
+  EXPECT_EQ(j["appliance_s"], 10);
+  auto back = fromStateJson(toStateJson(s));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(*back, s);
+  // A run number from a broken or hostile sender is bounded.
+  mergeEvent(s, "n1", PrologStarted{8, 1000, "alice", "n1", 1, 4'000'000'000u});
+  EXPECT_EQ(s.restarts, JobSummary::kMaxRun);
+  EXPECT_EQ(s.runSeconds().size(), JobSummary::kMaxRun + 1);
+}
+
 constexpr int64_t kSec = 1'000'000'000;
 
 JobSummary gpuJob(const std::string& list, uint32_t count) {

@@ -99,6 +99,28 @@ TEST(HookEnvTest, AnUnusableNodeCountIsUnknownAndTheHookGoesOn) {
       << "what is quoted is short and printable";
 }
 
+// SLURM_JOB_RESTART_COUNT, set by slurmd for the prolog of a requeued job's
+// next run, reaches the daemon; without it the run is the first, and a value
+// that is no count is the first run too, with a note.
+TEST(HookEnvTest, TheRunOfARequeuedJobIsSent) {
+  auto e = readHookEnv(ioOf(slurmd({{"SLURM_JOB_RESTART_COUNT", "2"}})), true);
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  EXPECT_EQ(e->restart_count, 2u);
+  EXPECT_TRUE(e->notes.empty());
+  auto request = prologRequest(*e);
+  const auto* spec = specIn(request);
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->restart_count(), 2u);
+  e = readHookEnv(ioOf(slurmd()), true);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->restart_count, 0u);
+  e = readHookEnv(ioOf(slurmd({{"SLURM_JOB_RESTART_COUNT", "two"}})), true);
+  ASSERT_TRUE(e.ok()) << "slurmd's odd value never fails the hook";
+  EXPECT_EQ(e->restart_count, 0u);
+  ASSERT_EQ(e->notes.size(), 1u);
+  EXPECT_EQ(e->notes[0], "SLURM_JOB_RESTART_COUNT='two' is not a count; taken as the first run");
+}
+
 TEST(HookEnvTest, ANodeListTooLongOrNotCleanIsUnknown) {
   const std::string longest = "n" + std::string(kMaxNodeListBytes - 1, '1');
   auto e = readHookEnv(ioOf(slurmd({{"SLURM_NODELIST", longest}})), true);

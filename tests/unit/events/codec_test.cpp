@@ -13,9 +13,9 @@ namespace {
 Header header(uint64_t seq = 7) { return {"node-a", 3, seq, 1'700'000'000'000'000'000, 42}; }
 
 std::vector<Event> everyKind() {
-  return {PrologStarted{42, 1000, "alice", "n[1-2]", 2},
+  return {PrologStarted{42, 1000, "alice", "n[1-2]", 2, 3},
           PrologFinished{42, JobResult::kOk, {"ipu0", "ipu1"}, "p42", 900, "", "ipu", 3600},
-          EpilogFinished{42, JobResult::kTimeLimit, 300, "limit", false, 120},
+          EpilogFinished{42, JobResult::kTimeLimit, 300, "limit", false, 120, 3},
           AgentStarted{"0.1.0", 3},
           TaskStarted{42, 0, 1, 4242},
           TaskEnded{42, 0, 1, 9},

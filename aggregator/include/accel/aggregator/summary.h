@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "accel/common/result.h"
 #include "accel/events/event.h"
@@ -37,6 +38,13 @@ struct JobSummary {
   std::set<std::string> listed_nodes;
   int64_t first_epilog_ns = 0;  // when the first epilog arrived here; 0: none, or not known
   std::map<std::string, uint64_t> appliance_s;  // node -> the job's appliance seconds as that node saw them
+  // A requeued job's later runs: runs before the latest (SLURM_JOB_RESTART_COUNT),
+  // and for each run from the second on, node -> its appliance seconds there
+  // (the first run's are appliance_s). node_run: the run each node reported
+  // last, which its appliance updates belong to.
+  uint32_t restarts = 0;
+  std::map<uint32_t, std::map<std::string, uint64_t>> run_appliance_s;
+  std::map<std::string, uint32_t> node_run;
   uint64_t appliance_limit_s = 0;
   std::set<uint32_t> surrogate_steps;
   // Nodes named by the list of a later run of the job (requeued onto other
@@ -48,11 +56,17 @@ struct JobSummary {
   bool operator==(const JobSummary&) const = default;
 
   static constexpr size_t kMaxErrorBytes = 200;
+  // Runs told apart: a job requeued more often has its later runs' seconds
+  // counted with run kMaxRun's (bounds the state and the comment).
+  static constexpr uint32_t kMaxRun = 100;
   static constexpr size_t kMaxErrorNodes = 16;
 
   // The job's appliance seconds: every node reads the one appliance the job
-  // used, so each reports the job's whole figure and the largest is taken.
+  // used, so each reports the job's whole figure and the largest is taken;
+  // a requeued job's runs each have their own budget, and add up.
   uint64_t applianceSeconds() const;
+  // The appliance seconds of each run, the first run's first (restarts + 1).
+  std::vector<uint64_t> runSeconds() const;
   // Every node's epilog is in: each listed node's, or with no usable list
   // node_count distinct nodes'; with an unknown count, at least one.
   bool complete() const;

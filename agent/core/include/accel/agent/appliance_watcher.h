@@ -37,6 +37,11 @@ struct LiveJob {
   uint32_t id = 0;
   uint32_t uid = 0;
   std::string user;
+  // A later run of a requeued job (SLURM_JOB_RESTART_COUNT > 0): the
+  // appliance still lists the earlier runs' appliance jobs under the same
+  // label. Those already over when the watcher first sees this run are
+  // earlier runs' and are left out (see earlier_).
+  bool later_run = false;
 };
 
 // At most this many appliance jobs are followed for one Slurm job; the rest
@@ -115,6 +120,13 @@ class ApplianceWatcher {
   std::set<Key> ignored_;                // foreign entries already told, still listed
   int64_t prev_asked_ns_ = 0;            // when the last good poll asked (node clock); 0: none yet
   std::set<uint32_t> live_prev_;         // the Slurm jobs that poll covered
+  // For a later run of a requeued job: the appliance jobs that were over
+  // when the first poll of this run saw them, which belong to earlier runs.
+  // The first poll comes right after the prolog (poke), before the job's
+  // script runs. After a restart of the daemon in such a run, its own
+  // finished appliance jobs are left out of this view too; their time stays
+  // in the job's record, which the limit reads.
+  std::map<uint32_t, std::set<std::string>> earlier_;
   std::string last_error_;
   bool poked_ = false;
   bool polling_ = false;  // the last round had live jobs: the next poll is due anyway

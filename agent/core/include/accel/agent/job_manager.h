@@ -46,6 +46,7 @@ struct RecoveredEnd {
   bool rolled_back = false;  // true: a prolog undone; false: an epilog finished
   int64_t appliance_used_ns = 0;
   bool time_limit = false;  // the job had been stopped at its appliance limit
+  uint32_t restart_count = 0;  // the run of the job (SLURM_JOB_RESTART_COUNT)
 };
 
 struct RecoverySummary {

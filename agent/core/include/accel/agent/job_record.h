@@ -39,6 +39,9 @@ struct JobRequestSpec {
   std::string node;
   std::string node_list;
   uint32_t node_count = 0;
+  // Runs of the job before this one (SLURM_JOB_RESTART_COUNT): a requeued
+  // job's next run is a new record here, with a fresh appliance budget.
+  uint32_t restart_count = 0;
   // Why the hook refused the job's options (SPANK_ACCEL_*); empty: not
   // refused. A refused job fails as a user's mistake. Not persisted: the
   // failed record keeps it as its last error.

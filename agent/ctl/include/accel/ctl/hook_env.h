@@ -35,6 +35,9 @@ struct HookEnv {
   // job, as every job was led before jobs spanned nodes.
   std::string node_list;
   uint32_t node_count = 0;
+  // SLURM_JOB_RESTART_COUNT: the job's earlier runs (it was requeued); 0 on
+  // its first run or when unknown.
+  uint32_t restart_count = 0;
 
   bool limit_from_default = false;  // the site's ApplianceTimeDefault, not the user's option
   // Why the job's options (SPANK_ACCEL_*) are refused; empty when they are

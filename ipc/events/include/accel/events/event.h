@@ -26,6 +26,7 @@ struct PrologStarted {
   std::string user{};
   std::string node_list{};  // SLURM_NODELIST
   uint32_t node_count = 0;  // 0: unknown (the summary is then written after the first epilog)
+  uint32_t restart_count = 0;  // runs before this one (the job was requeued)
   bool operator==(const PrologStarted&) const = default;
 };
 
@@ -49,6 +50,7 @@ struct EpilogFinished {
   std::string message{};
   bool cleanup_ok = true;
   uint64_t appliance_seconds = 0;
+  uint32_t restart_count = 0;  // the run this epilog ends
   bool operator==(const EpilogFinished&) const = default;
 };
 

@@ -148,12 +148,12 @@ constexpr std::string_view kLimitSection = R"(
 | IPUs of an IPU-POD (`--ipus`, a node with `vipu.conf`) | from the end of the prolog, one of the job's steps runs on the node (the batch script too) |
 | local accelerators (GPUs given by Slurm) | one of the job's steps holding its devices runs (the batch script too) |
 
-Queue time, prolog time and time between steps never count; a requeued job's next run starts
-with a fresh budget. A job with a limit that none of
-these measures on a node (no appliance there, no IPUs, no GPUs of the job) runs unlimited
-there: its output gets an `accel:` line saying so and its summary names the node under
-`limit_unmeasured`. At the limit the agent sends the job's warning signal (`--appliance-signal`)
-ahead of it, then SIGTERM, cancels its appliance jobs, and sends SIGKILL after
+Queue time, prolog time and time between steps never count. A requeued job's next run starts
+with a fresh budget, or with what its earlier runs left (`ApplianceTimeOnRequeue`). A job with
+a limit that none of these measures on a node (no appliance there, no IPUs, no GPUs of the job)
+runs unlimited there: its output gets an `accel:` line saying so and its summary names the node
+under `limit_unmeasured`. At the limit the agent sends the job's warning signal
+(`--appliance-signal`) ahead of it, then SIGTERM, cancels its appliance jobs, and sends SIGKILL after
 `ApplianceKillGrace`.
 )";
 

@@ -265,6 +265,16 @@ ConfigSchema makeAccelSchema() {
                    "FAILED with it. The agent starts the step with srun as the job's user; ending "
                    "the step (scancel) cancels the appliance job.",
            .store = storeIn<&C::surrogate_steps>},
+          {.name = "ApplianceTimeOnRequeue",
+           .type = ValueType::kEnum,
+           .default_value = "fresh",
+           .choices = {"fresh", "cumulative"},
+           .help = "What a requeued job's next run may use of its appliance time limit. fresh: the "
+                   "whole limit again, as Slurm's --time. cumulative: what the earlier runs left, "
+                   "read from the appliance_s of the job's summary in Slurm accounting (sacct, "
+                   "within 5 seconds); when it cannot be read the run starts fresh and its output "
+                   "says so.",
+           .store = storeIn<&C::requeue_budget>},
       }};
 }
 

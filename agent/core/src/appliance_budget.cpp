@@ -100,7 +100,7 @@ int64_t LimitTimes::earliest() const {
 LimitTimes limitTimes(const ApplianceBudget& b, const LimitPolicy& p, int64_t now_ns) {
   LimitTimes t;
   if (p.limit_sec <= 0) return t;
-  const int64_t limit_ns = p.limit_sec * 1'000'000'000;
+  const int64_t limit_ns = std::max<int64_t>(1, p.limit_sec * 1'000'000'000 - b.carried_ns);
   if (b.enforced_ns != 0) {
     if (b.killed_ns == 0) t.kill_ns = b.enforced_ns + p.grace_ns;
     return t;

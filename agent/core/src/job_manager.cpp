@@ -197,6 +197,7 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
     for (uint32_t d : rec.devices) held_.erase(d);
     rec = JobRecord{};
     rec.spec = spec;
+    rec.budget.carried_ns = std::max<int64_t>(0, spec.carried_ns);
     rec.phase = *next;
     rec.prolog_started_ns = now_();
     auto devices = chooseDevices(spec);

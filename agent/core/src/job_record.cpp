@@ -54,6 +54,8 @@ std::string encodeRecord(const JobRecord& r) {
   j["limit_warned_ns"] = r.budget.warned_ns;
   j["limit_enforced_ns"] = r.budget.enforced_ns;
   j["limit_killed_ns"] = r.budget.killed_ns;
+  j["limit_carried_ns"] = r.budget.carried_ns;
+  j["carry_note"] = s.carry_note;
   j["surrogates"] = r.surrogates;
   j["surrogate_steps"] = r.surrogate_steps;
   // Text was checked where it entered; replacing rather than throwing keeps
@@ -185,6 +187,9 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     r.budget.warned_ns = in.integer<int64_t>("limit_warned_ns", int64_t{0});
     r.budget.enforced_ns = in.integer<int64_t>("limit_enforced_ns", int64_t{0});
     r.budget.killed_ns = in.integer<int64_t>("limit_killed_ns", int64_t{0});
+    r.budget.carried_ns = in.integer<int64_t>("limit_carried_ns", int64_t{0});
+    if (r.budget.carried_ns < 0) throw std::invalid_argument("limit_carried_ns is negative");
+    s.carry_note = in.text("carry_note");
     for (const auto& id : in.list("surrogates")) {
       if (!id.is_string()) throw std::invalid_argument("surrogate entry is not a string");
       r.surrogates.push_back(id.get<std::string>());

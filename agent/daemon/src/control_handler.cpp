@@ -77,6 +77,8 @@ flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord
   std::vector<flatbuffers::Offset<flatbuffers::String>> warnings;
   if (ctx && r.phase == agent::JobPhase::kReady && !limitMeasurableHere(*ctx, r))
     warnings.push_back(fbb.CreateString(unmeasuredLimitLine(r)));
+  if (ctx && r.phase == agent::JobPhase::kReady && !r.spec.carry_note.empty())
+    warnings.push_back(fbb.CreateString(r.spec.carry_note));
   return fb::CreateJobInfoDirect(fbb, r.spec.job_id, r.spec.uid, r.spec.user.c_str(), stateOf(r.phase),
                                  &devices, r.job_dir.c_str(), &env, r.prolog_started_ns, r.ready_ns,
                                  r.last_error.c_str(), ctx ? &appliance_jobs : nullptr, appliance_seconds,
@@ -203,6 +205,16 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
     // Only the leader makes the partition; the others take the GCDs it has.
     auto n = ctx.tasks_on_node(spec.job_id);
     spec.ntasks = n.ok() ? *n : 1;
+  }
+  if (spec.restart_count > 0 && spec.appliance_time_sec > 0 && ctx.earlier_runs_used_ns) {
+    auto used = ctx.earlier_runs_used_ns(spec.job_id);
+    if (used.ok()) {
+      spec.carried_ns = *used;
+    } else {
+      spec.carry_note = "the appliance time the job's earlier runs used could not be read (" +
+                        used.error().message() + "); this run starts with the whole limit";
+      log::warning("prolog: job " + std::to_string(spec.job_id) + ": " + spec.carry_note);
+    }
   }
   int64_t started_us = monoUs();
   emit(ctx, event::PrologStarted{.job_id = spec.job_id,

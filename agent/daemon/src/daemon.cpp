@@ -19,6 +19,7 @@
 #include "accel/agent/env_file_step.h"
 #include "accel/agent/ipu_partition_step.h"
 #include "accel/agent/job_dir_step.h"
+#include "accel/agentd/earlier_runs.h"
 #include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/inventory_builder.h"
 #include "accel/agentd/job_clock.h"
@@ -218,6 +219,8 @@ Status Daemon::start() {
   ctx_.version = ACCEL_VERSION;
   ctx_.config_path = options_.config_path;
   ctx_.started_ns = realtimeNs();
+  if (config_.requeue_budget == AccelConfig::RequeueBudget::kCumulative)
+    ctx_.earlier_runs_used_ns = [](uint32_t job_id) { return earlierRunsUsedNsFromAccounting(job_id, 5000); };
   // No task count from slurmctld: the plugin exports it with the job's
   // options (SPANK_ACCEL_NTASKS), and a job without it gets one GCD. The
   // prolog's time is the hook's, not a round trip's.

@@ -214,7 +214,7 @@ void LimitEnforcer::report(const Taken& t) {
   auto s = manager_.limitActionTaken(id, t.action, t.at_ns);
   if (!s.ok()) log::error(who + "limit action not recorded: " + s.error().message());
   if (t.action == LimitAction::kWarn) {
-    int64_t left = static_cast<int64_t>(limit_s) * 1'000'000'000 - used_ns;
+    int64_t left = static_cast<int64_t>(limit_s) * 1'000'000'000 - used_ns - rec.budget.carried_ns;
     actions_.emit(event::TimeLimitWarning{
         .job_id = id, .limit_s = limit_s, .remaining_s = static_cast<uint64_t>(std::max<int64_t>(0, left) / 1'000'000'000)});
     log::info(who + "signal " + std::to_string(rec.spec.appliance_signal) + " sent to " + std::to_string(t.reached) +

@@ -95,6 +95,27 @@ TEST(ApplianceBudgetTest, ExhaustedWhileIdleIsDueAtOnceAndNoLimitIsNeverDue) {
   EXPECT_EQ(dueAction(b, policy(0), kT0 + 25 * kSec), LimitAction::kNone);
 }
 
+// ApplianceTimeOnRequeue=cumulative: what earlier runs used shortens this
+// run's limit, and is never part of this run's own used time; a run left with
+// nothing is warned and stopped as soon as anything of it runs, not before.
+TEST(ApplianceBudgetTest, TimeCarriedFromEarlierRunsShortensTheLimit) {
+  ApplianceBudget b;
+  b.carried_ns = 4 * kSec;
+  EXPECT_EQ(limitTimes(b, policy(10, 10, 3), kT0).earliest(), 0) << "nothing runs yet";
+  EXPECT_TRUE(noteLocalSteps(b, true, kT0));
+  auto t = limitTimes(b, policy(10, 10, 3), kT0 + kSec);
+  EXPECT_EQ(t.enforce_ns, kT0 + 6 * kSec);
+  EXPECT_EQ(t.warn_ns, kT0 + 3 * kSec);
+  EXPECT_EQ(usedNs(b, kT0 + 2 * kSec), 2 * kSec) << "this run's own time";
+  ApplianceBudget spent;
+  spent.carried_ns = 12 * kSec;
+  EXPECT_EQ(dueAction(spent, policy(10, 10, 3), kT0), LimitAction::kNone) << "idle: nothing to stop yet";
+  EXPECT_TRUE(noteLocalSteps(spent, true, kT0));
+  EXPECT_EQ(dueAction(spent, policy(10, 10, 3), kT0), LimitAction::kWarn);
+  spent.warned_ns = kT0;
+  EXPECT_EQ(dueAction(spent, policy(10, 10, 3), kT0 + 1), LimitAction::kEnforce);
+}
+
 TEST(ApplianceBudgetTest, LeadLongerThanTheLimitWarnsAtTheStart) {
   ApplianceBudget b;
   noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kRunning, kT0));

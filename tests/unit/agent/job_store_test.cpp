@@ -31,6 +31,9 @@ JobRecord sample(uint32_t id) {
   r.spec.appliance_time_sec = 600;
   r.spec.appliance_signal = 12;
   r.spec.appliance_signal_batch = true;
+  r.spec.restart_count = 2;
+  r.spec.carry_note = "earlier runs unknown";
+  r.budget.carried_ns = 4'000'000'000;
   r.phase = JobPhase::kReady;
   r.devices = {0, 2};
   r.job_dir = "/run/accel-agent/jobs/" + std::to_string(id);
@@ -56,6 +59,9 @@ TEST_F(JobStoreTest, SaveLoadRoundTrip) {
   EXPECT_EQ(r.spec.appliance_time_sec, 600);
   EXPECT_EQ(r.spec.appliance_signal, 12);
   EXPECT_TRUE(r.spec.appliance_signal_batch);
+  EXPECT_EQ(r.spec.restart_count, 2u);
+  EXPECT_EQ(r.spec.carry_note, "earlier runs unknown");
+  EXPECT_EQ(r.budget.carried_ns, 4'000'000'000);
   EXPECT_EQ(r.phase, JobPhase::kReady);
   EXPECT_EQ(r.devices, (std::vector<uint32_t>{0, 2}));
   EXPECT_EQ(r.env[0].second, "cuda0,cuda2");

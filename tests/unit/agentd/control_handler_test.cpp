@@ -321,6 +321,50 @@ TEST_F(ControlHandlerTest, ALimitNothingHereMeasuresIsToldToTheJobAndTheEvents) 
     EXPECT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, job))->outcome(), fb::Outcome::Ok);
 }
 
+// ApplianceTimeOnRequeue=cumulative: before the prolog of a later run the
+// handler asks what the earlier runs used; the record's budget carries it. When
+// it cannot be read, the run starts with the whole limit and its steps are
+// told why. A first run, or a job without a limit, asks nothing.
+TEST_F(ControlHandlerTest, ALaterRunCarriesWhatTheEarlierRunsUsed) {
+  std::vector<uint32_t> asked;
+  Result<int64_t> answer = int64_t{4'000'000'000};
+  ctx_.earlier_runs_used_ns = [&](uint32_t job) -> Result<int64_t> {
+    asked.push_back(job);
+    return answer;
+  };
+  // Each job holds a GPU of its own, so its limit is measured here.
+  auto run = [](uint32_t job, uint32_t restarts, int64_t limit, const char* gpu) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", "n1", "debug", gpu, 0, 0, 0, limit, 0, 0,
+                                        nullptr, 0, nullptr, false, restarts);
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+               fb::RequestIdentifier());
+    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  };
+  ASSERT_EQ(call(0, run(70, 0, 10, "0"))->outcome(), fb::Outcome::Ok);
+  ASSERT_EQ(call(0, run(71, 2, -1, ""))->outcome(), fb::Outcome::Ok);
+  EXPECT_TRUE(asked.empty()) << "a first run, or no limit: nothing to carry";
+  ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 70))->outcome(), fb::Outcome::Ok);
+  ASSERT_EQ(call(0, run(72, 1, 10, "0"))->outcome(), fb::Outcome::Ok);
+  EXPECT_EQ(asked, std::vector<uint32_t>{72});
+  EXPECT_EQ(manager_->job(72)->budget.carried_ns, 4'000'000'000);
+  auto* info = call(1000, simple(fb::RequestBody::JobRequest, 72))->body_as_JobInfo();
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->warnings(), nullptr);
+  answer = Error(ErrorCode::kNotFound, "no summary of the job's earlier runs in accounting yet");
+  ASSERT_EQ(call(0, run(73, 1, 10, "1"))->outcome(), fb::Outcome::Ok);
+  EXPECT_EQ(manager_->job(73)->budget.carried_ns, 0);
+  info = call(1000, simple(fb::RequestBody::JobRequest, 73))->body_as_JobInfo();
+  ASSERT_NE(info, nullptr);
+  ASSERT_NE(info->warnings(), nullptr);
+  ASSERT_EQ(info->warnings()->size(), 1u);
+  EXPECT_EQ(info->warnings()->Get(0)->str(),
+            "the appliance time the job's earlier runs used could not be read (no summary of the job's earlier "
+            "runs in accounting yet); this run starts with the whole limit");
+  for (uint32_t job : {71u, 72u, 73u})
+    EXPECT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, job))->outcome(), fb::Outcome::Ok);
+}
+
 // The prolog of a job on node `node` of sbn[1-3] asking for `ipus` IPUs (0:
 // none) and the GPUs `gpus`.
 std::vector<uint8_t> kindProlog(uint32_t job, const char* node, uint32_t ipus, const char* gpus = "") {

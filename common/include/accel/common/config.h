@@ -27,6 +27,8 @@ inline constexpr std::string_view kAccelConfName = "accel.conf";
 struct AccelConfig {
   // In the order of the LogLevel key's choices in the table.
   enum class LogLevel { kError, kWarning, kInfo, kDebug };
+  // In the order of the ApplianceTimeOnRequeue key's choices.
+  enum class RequeueBudget { kFresh, kCumulative };
 
   std::string control_socket;
   std::optional<std::string> admin_socket;  // unset: adminSocketPath() derives it
@@ -64,6 +66,7 @@ struct AccelConfig {
   std::uint64_t event_spool_max_size = 0;
   std::chrono::seconds appliance_kill_grace{0};  // SIGTERM to SIGKILL at the appliance limit
   bool surrogate_steps = true;                   // appliance jobs mirrored as Slurm steps
+  RequeueBudget requeue_budget = RequeueBudget::kFresh;  // a requeued job's next run
 };
 
 // "error", "warning", "info" or "debug".

@@ -34,6 +34,10 @@ struct ApplianceBudget {
   int64_t warned_ns = 0;    // warning signal sent
   int64_t enforced_ns = 0;  // SIGTERM sent, appliance jobs cancelled
   int64_t killed_ns = 0;    // SIGKILL sent to what was left
+  // What earlier runs of a requeued job used, counted against this run's
+  // limit (ApplianceTimeOnRequeue=cumulative); never part of usedNs(), which
+  // is this run's own.
+  int64_t carried_ns = 0;
   bool operator==(const ApplianceBudget&) const = default;
 };
 
@@ -62,7 +66,9 @@ enum class LimitAction { kNone, kWarn, kEnforce, kKill };
 
 // When each pending action falls due, 0 when it is not pending or cannot be
 // timed yet (idle with budget left: the deadline moves with activity). An
-// exhausted budget while idle is due at once (returned as `now_ns`).
+// exhausted budget while idle is due at once (returned as `now_ns`). What the
+// budget carries from earlier runs shortens the limit; a run left with
+// nothing is warned and stopped as soon as anything of it runs.
 struct LimitTimes {
   int64_t warn_ns = 0;
   int64_t enforce_ns = 0;

@@ -42,6 +42,12 @@ struct JobRequestSpec {
   // Runs of the job before this one (SLURM_JOB_RESTART_COUNT): a requeued
   // job's next run is a new record here, with a fresh appliance budget.
   uint32_t restart_count = 0;
+  // Not from the hook: set by the daemon before the prolog of a later run
+  // when the budget is cumulative (ApplianceTimeOnRequeue). carried_ns: what
+  // the earlier runs used (it seeds the record's budget); carry_note: why it
+  // could not be read, for the job's output (empty when it was).
+  int64_t carried_ns = 0;
+  std::string carry_note;
   // Why the hook refused the job's options (SPANK_ACCEL_*); empty: not
   // refused. A refused job fails as a user's mistake. Not persisted: the
   // failed record keeps it as its last error.

@@ -42,6 +42,10 @@ struct HandlerContext {
   std::function<Result<uint32_t>(uint32_t job_id)> tasks_on_node;
   // Where job events go (the outbox); unset: nowhere. Never blocks.
   std::function<void(const event::Event&)> emit;
+  // What the earlier runs of a requeued job used of its appliance time limit
+  // (ns), for ApplianceTimeOnRequeue=cumulative; unset: each run starts
+  // fresh. Called before the prolog of a run after the first; bounded.
+  std::function<Result<int64_t>(uint32_t job_id)> earlier_runs_used_ns;
   // The appliance view of a job, when the node has an appliance; unset: none.
   std::function<std::vector<appliance::ApplianceJob>(uint32_t job_id)> appliance_jobs;
   std::function<double(uint32_t job_id)> appliance_seconds;

@@ -67,12 +67,7 @@ submit -J "$tag" -o "$dir/out" --open-mode=append --time=5 --ipus=2 --job-time-s
 exec python3 "$dir/count.py"
 SCRIPT
 job=$JOB_ID
-deadline=$((SECONDS + 150))
-while [[ -n $(squeue -h -j "$job" 2>/dev/null) ]]; do
-    ((SECONDS <= deadline)) || fail "job $job still queued or running after 150 s"
-    sleep 0.5
-done
-wait_job_final "$job" 60
+wait_requeued_job_final "$job" 150
 out=$(<"$dir/out")
 log "job output:"$'\n'"$out"
 expect_eq "runs" "0 1" "$(sed -n 's/^run \([0-9]*\) starts$/\1/p' <<<"$out" | paste -sd' ')"
@@ -88,15 +83,9 @@ log "second run: warned after $w s, stopped after $t s (4 s left of 7, lead 2 s)
 (($(echo "$w >= 1.3 && $w <= 3.0" | bc))) || fail "warned after $w s, expected about 2 (fresh: 5)"
 (($(echo "$t >= 3.3 && $t <= 5.0" | bc))) || fail "stopped after $t s, expected about 4 (fresh: 7)"
 
-# The summary as rewritten with the second run's epilog.
-deadline=$((SECONDS + 60))
-while :; do
-    wait_comment "$job" 60
-    summary=$(summary_of "$COMMENT")
-    [[ $(jq -r '.run_appliance_s[1] // 0' <<<"$summary") != 0 ]] && break
-    ((SECONDS <= deadline)) || fail "the summary never got the second run's seconds: $summary"
-    sleep 0.5
-done
+# The summary as written again with the second run's epilog.
+wait_summary_of_run "$job" 1 60
+summary=$SUMMARY
 log "summary: $summary"
 expect_eq "summary: result, restarts" "time_limit 1" "$(jq -r '"\(.result) \(.restarts)"' <<<"$summary")"
 read -r s0 s1 < <(jq -r '.run_appliance_s | map(tostring) | join(" ")' <<<"$summary")

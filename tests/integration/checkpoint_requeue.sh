@@ -59,13 +59,7 @@ exec python3 "$dir/count.py" "$dir/state" 7
 SCRIPT
 job=$JOB_ID
 
-# Until the job is over, its requeue included (squeue knows it until then).
-deadline=$((SECONDS + 150))
-while [[ -n $(squeue -h -j "$job" 2>/dev/null) ]]; do
-    ((SECONDS <= deadline)) || fail "job $job still queued or running after 150 s"
-    sleep 0.5
-done
-wait_job_final "$job" 60
+wait_requeued_job_final "$job" 150
 out=$(<"$dir/out")
 log "job output:"$'\n'"$out"
 expect_eq "sacct state|exit code of the last run" "COMPLETED|0:0" "$JOB_FINAL"
@@ -76,16 +70,9 @@ expect_eq "runs" "0 1" "$(sed -n 's/^run \([0-9]*\) starts at .*/\1/p' <<<"$out"
 expect_eq "warnings and requeues" "run 0 warned 1 time(s)" "$(sed -n 's/; saved .*//p' <<<"$out")"
 grep -q 'accel:' <<<"$out" && fail "the job's output has an accel: line"
 
-# The summary is written at the first run's epilog and again as the second run's events come:
-# wait for the one that has the second run's epilog (its seconds).
-deadline=$((SECONDS + 60))
-while :; do
-    wait_comment "$job" 60
-    summary=$(summary_of "$COMMENT")
-    [[ $(jq -r '.run_appliance_s[1] // 0' <<<"$summary") != 0 ]] && break
-    ((SECONDS <= deadline)) || fail "the summary never got the second run's seconds: $summary"
-    sleep 0.5
-done
+# The summary as written again with the second run's epilog.
+wait_summary_of_run "$job" 1 60
+summary=$SUMMARY
 log "summary: $summary"
 expect_eq "summary: result, restarts, runs" "ok 1 2" \
     "$(jq -r '"\(.result) \(.restarts) \(.run_appliance_s | length)"' <<<"$summary")"

@@ -21,15 +21,7 @@ tag=ipu-limit-$$-$RANDOM
 dir=$TEST_HOME/$tag
 trap 'rm -rf "${dir:?}"' EXIT
 mkdir -p "$dir"
-cat >"$dir/task.sh" <<'TASK'
-#!/bin/bash
-now() { date +%s.%N; }
-trap 'echo "step warned $(now)"' USR1
-trap 'echo "step term $(now)"; exit 143' TERM
-# 25 s of work, in short sleeps so that the traps run at once.
-for ((i = 0; i < 125; i++)); do sleep 0.2; done
-echo "step finished $(now)"
-TASK
+cp -- "$(dirname -- "$0")/limit_step_task.sh" "$dir/task.sh"
 cat >"$dir/job.sh" <<'SCRIPT'
 #!/bin/bash
 now() { date +%s.%N; }

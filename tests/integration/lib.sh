@@ -100,6 +100,31 @@ wait_comment() {
 # The accel= segment's JSON.
 summary_of() { sed -E 's/^(.*;)?accel=//' <<<"$1"; }
 
+# wait_requeued_job_final JOBID SECONDS: waits until a job that may requeue itself has left the
+# queue for good (squeue knows it through its requeues), then as wait_job_final.
+wait_requeued_job_final() {
+    local job=$1 deadline=$((SECONDS + $2))
+    while [[ -n $(squeue -h -j "$job" 2>/dev/null) ]]; do
+        ((SECONDS <= deadline)) || fail "job $job still queued or running after $2 s"
+        sleep 0.5
+    done
+    wait_job_final "$job" 60
+}
+
+# wait_summary_of_run JOBID RUN SECONDS: a requeued job's summary is written after its first
+# run and again as the later runs' events come; waits for the one that has the appliance
+# seconds of run RUN (0 is the first) and sets SUMMARY to its JSON.
+wait_summary_of_run() {
+    local job=$1 run=$2 deadline=$((SECONDS + $3))
+    while :; do
+        wait_comment "$job" "$3"
+        SUMMARY=$(summary_of "$COMMENT")
+        [[ $(jq -r --argjson r "$run" '.run_appliance_s[$r] // 0' <<<"$SUMMARY") != 0 ]] && return 0
+        ((SECONDS <= deadline)) || fail "job $job's summary never got run $run's seconds: $SUMMARY"
+        sleep 0.5
+    done
+}
+
 # partition_calls JOB: "C R", the fake V-IPU controller's calls for the job's partition: C
 # creations, and R removals after the first creation (a leader's prolog first clears a
 # leftover of an earlier run, which removes nothing that this run made).

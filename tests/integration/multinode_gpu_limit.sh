@@ -26,14 +26,7 @@ tag=mn-gpu-limit-$$-$RANDOM
 dir=$TEST_HOME/$tag
 trap 'rm -rf "${dir:?}"' EXIT
 mkdir -p "$dir"
-cat >"$dir/task.sh" <<'TASK'
-#!/bin/bash
-now() { date +%s.%N; }
-trap 'echo "step warned $(now)"' USR1
-trap 'echo "step term $(now)"; exit 143' TERM
-for ((i = 0; i < 125; i++)); do sleep 0.2; done
-echo "step finished $(now)"
-TASK
+cp -- "$(dirname -- "$0")/limit_step_task.sh" "$dir/task.sh"
 chown -R "$TEST_USER" "$dir"
 
 submit -J "$tag-gpu" -w "$node" -N 1 --gres=gpu:1 --time=5 --job-time-sec=6 --appliance-signal=USR1@3 \

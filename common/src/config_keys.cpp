@@ -272,8 +272,8 @@ ConfigSchema makeAccelSchema() {
            .help = "What a requeued job's next run may use of its appliance time limit. fresh: the "
                    "whole limit again, as Slurm's --time. cumulative: what the earlier runs left, "
                    "read from the appliance_s of the job's summary in Slurm accounting (sacct, "
-                   "within 5 seconds); when it cannot be read the run starts fresh and its output "
-                   "says so.",
+                   "within 5 seconds or a quarter of HookTimeout, whichever is shorter); when it "
+                   "cannot be read the run starts fresh and its output says so.",
            .store = storeIn<&C::requeue_budget>},
       }};
 }

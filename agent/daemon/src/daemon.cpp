@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -219,8 +220,12 @@ Status Daemon::start() {
   ctx_.version = ACCEL_VERSION;
   ctx_.config_path = options_.config_path;
   ctx_.started_ns = realtimeNs();
+  // On the prolog's path: 5 s at most, and never more than a quarter of the hook's own bound.
   if (config_.requeue_budget == AccelConfig::RequeueBudget::kCumulative)
-    ctx_.earlier_runs_used_ns = [](uint32_t job_id) { return earlierRunsUsedNsFromAccounting(job_id, 5000); };
+    ctx_.earlier_runs_used_ns = [this](uint32_t job_id) {
+      const int64_t quarter_ms = hook_timeout_s_.load() * 250;
+      return earlierRunsUsedNsFromAccounting(job_id, static_cast<int>(std::clamp<int64_t>(quarter_ms, 250, 5000)));
+    };
   // No task count from slurmctld: the plugin exports it with the job's
   // options (SPANK_ACCEL_NTASKS), and a job without it gets one GCD. The
   // prolog's time is the hook's, not a round trip's.

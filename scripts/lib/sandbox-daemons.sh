@@ -341,6 +341,12 @@ node_state() { sinfo -h -n "$NODE_NAME" -o '%T' 2>/dev/null; }
 # Jobs of the user may already run on a re-`up`; a node still completing cancelled jobs is
 # waited for.
 node_usable() { [[ $(node_state) =~ ^(idle|mixed|allocated)$ ]]; }
+# The node's state is known to slurmctld (not empty, not "unknown").
+node_known() {
+    local state
+    state=$(node_state)
+    [[ -n $state && $state != unknown* ]]
+}
 
 # Jobs are cancelled before slurmd stops, so their slurmstepd and tasks end cleanly.
 before_stop_slurmd() {

@@ -51,13 +51,19 @@ Status IpuPartitionStep::setUp(JobRecord& job) {
 }
 
 Status IpuPartitionStep::makePartition(JobRecord& job, const std::string& name) {
-  // A partition left by an earlier attempt may have other sizes: start clean.
-  ACCEL_TRY(controller_->remove(name).context("removing leftover partition " + name + where()));
   ipu::PartitionSpec spec{.name = name,
                           .ipus = job.spec.ipus,
                           .gcds = std::max<uint32_t>(job.spec.ntasks, 1),
                           .replicas = job.spec.num_replicas};
-  ACCEL_TRY(controller_->create(spec).context("creating partition " + name + where()));
+  auto created = controller_->create(spec);
+  if (!created.ok() && created.error().code() == ErrorCode::kConflict) {
+    // Left by an earlier attempt of this job (a requeue, a prolog retried
+    // after a crash), perhaps with other sizes: start clean. Asking first
+    // would cost every job a controller call that almost never finds one.
+    ACCEL_TRY(controller_->remove(name).context("removing leftover partition " + name + where()));
+    created = controller_->create(spec);
+  }
+  ACCEL_TRY(created.context("creating partition " + name + where()));
   job.ipu_partition = name;  // from here on, a failure must remove it
   auto configs = controller_->ipuofConfigs(name);
   if (!configs.ok()) return configs.error().context("IPUoF configuration of " + name + where());
@@ -75,11 +81,17 @@ Status IpuPartitionStep::makePartition(JobRecord& job, const std::string& name) 
 // the leader's prolog.
 Result<std::vector<ipu::GcdConfig>> IpuPartitionStep::awaitPartition(const JobRecord& job, const std::string& name) {
   const milliseconds budget = wait_.budget ? wait_.budget() : kDefaultFollowerWait;
-  const auto deadline = wait_.now() + budget;
+  const auto begun = wait_.now();
+  const auto deadline = begun + budget;
+  const milliseconds first = std::min({milliseconds(last_wait_ms_.load() * 3 / 4), wait_.interval, budget});
+  if (first.count() > 0) wait_.sleep(first);
   milliseconds pause = std::min(wait_.first_interval, wait_.interval);
   for (;;) {
     auto configs = controller_->ipuofConfigs(name);
-    if (configs.ok()) return configs;
+    if (configs.ok()) {
+      last_wait_ms_ = std::chrono::duration_cast<milliseconds>(wait_.now() - begun).count();
+      return configs;
+    }
     if (configs.error().code() != ErrorCode::kNotFound)
       return configs.error().context("IPUoF configuration of " + name + where());
     auto left = std::chrono::duration_cast<milliseconds>(deadline - wait_.now());

@@ -180,7 +180,7 @@ TEST_F(IpuPartitionStepTest, LeaderMakesThePartitionOnceAndTheFollowerWaitsForIt
   auto f = follower.manager->prolog(spec("sbn2", 1));  // one task here; the partition has two GCDs
   ASSERT_TRUE(f.ok()) << f.error().message();
   EXPECT_EQ(controller_->creates, 1);
-  EXPECT_EQ(controller_->removes, 1) << "only the leader removed a leftover before making it";
+  EXPECT_EQ(controller_->removes, 0) << "nothing was left over, so nothing was removed before making it";
   EXPECT_EQ(controller_->parts.at("p42").gcds, 2u);
   EXPECT_EQ(follower.sleeps, 3);
   EXPECT_EQ(controller_->gets, 4 + 1);  // the follower's polls and the leader's read
@@ -244,6 +244,53 @@ TEST_F(IpuPartitionStepTest, FollowerPollsSoonAtFirstThenBacksOffToTheInterval) 
   EXPECT_EQ(first, (std::vector<milliseconds>{10ms, 15ms, 22ms, 33ms, 49ms, 73ms, 109ms, 150ms}));
   for (size_t i = 7; i + 1 < follower.pauses.size(); ++i) EXPECT_EQ(follower.pauses[i], 150ms) << i;
   EXPECT_EQ(follower.now - std::chrono::steady_clock::time_point{}, 2000ms) << "still bounded by the budget";
+}
+
+// A follower learns how long its leaders take: after a wait of 25 ms its next
+// job's first ask comes 18 ms in, not at once; and each wait teaches the
+// next, so a leader that has become quick is asked sooner again.
+TEST_F(IpuPartitionStepTest, AFollowersFirstAskWaitsThreeQuartersOfItsLastWait) {
+  Node& leader = node("sbn1");
+  Node& follower = node("sbn2");
+  follower.first_interval = 10ms;
+  start(follower);
+  auto job = [](const std::string& node, uint32_t id) {
+    JobRequestSpec s = spec(node, 1);
+    s.job_id = id;
+    return s;
+  };
+  auto clock = [&] { return follower.now - std::chrono::steady_clock::time_point{}; };
+  int sleeps = 0;
+  uint32_t leader_job = 0;  // the leader's prolog runs at the follower's second sleep
+  follower.on_sleep = [&] {
+    if (++sleeps == 2 && leader_job != 0) {
+      ASSERT_TRUE(leader.manager->prolog(job("sbn1", leader_job)).ok());
+    }
+  };
+
+  // Job 42: nothing learned yet: asked at once, after 10 ms, after 15 more (found).
+  leader_job = 42;
+  ASSERT_TRUE(follower.manager->prolog(job("sbn2", 42)).ok());
+  EXPECT_EQ(follower.pauses, (std::vector<milliseconds>{10ms, 15ms}));
+  ASSERT_EQ(clock(), 25ms);
+
+  // Job 43: the first ask waits 3/4 of 25 ms, and the leader is done by then.
+  follower.pauses.clear();
+  sleeps = 1;  // the leader's prolog at this job's first sleep
+  leader_job = 43;
+  int gets = controller_->gets;
+  auto begun = clock();
+  ASSERT_TRUE(follower.manager->prolog(job("sbn2", 43)).ok());
+  EXPECT_EQ(follower.pauses, (std::vector<milliseconds>{18ms})) << "25 * 3 / 4, in whole milliseconds";
+  EXPECT_EQ(controller_->gets - gets, 1 + 1) << "the leader's read and the follower's one ask";
+  EXPECT_EQ(clock() - begun, 18ms);
+
+  // Job 44: the leader was done before the follower started; 3/4 of 18 ms.
+  leader_job = 0;
+  ASSERT_TRUE(leader.manager->prolog(job("sbn1", 44)).ok());
+  follower.pauses.clear();
+  ASSERT_TRUE(follower.manager->prolog(job("sbn2", 44)).ok());
+  EXPECT_EQ(follower.pauses, (std::vector<milliseconds>{13ms}));
 }
 
 TEST_F(IpuPartitionStepTest, AFollowerThatCannotReachTheControllerFailsAsTheLeaderWould) {
@@ -320,7 +367,8 @@ TEST_F(IpuPartitionStepTest, AJobOnOneNodeIsMadeAsBeforeAndTheGcdCountIsCheckedT
   ASSERT_TRUE(controller_->create({.name = "p42", .ipus = 8, .gcds = 4, .replicas = 0}).ok());
   auto r = only.manager->prolog(s);
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(controller_->creates, 2);
+  EXPECT_EQ(controller_->creates, 1 + 2) << "the test's, then the leader's: refused (the name is taken), made anew";
+  EXPECT_EQ(controller_->removes, 1) << "the leftover, found taken by the create";
   EXPECT_EQ(controller_->parts.at("p42").gcds, 2u);
   EXPECT_EQ(controller_->parts.at("p42").ipus, 4u);
   EXPECT_EQ(only.sleeps, 0);

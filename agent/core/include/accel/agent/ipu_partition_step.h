@@ -19,10 +19,11 @@
 // was the node's; the leader's epilog, which Slurm runs after any failed
 // prolog, removes what it made).
 //
-// The partition name depends on the job id only, so a retried prolog on the
-// leader first removes what an earlier attempt left, and an epilog whose
-// record was lost still finds it. Runs after the job directory step, which
+// The partition name depends on the job id only, so a leader whose create
+// finds the name taken (an earlier attempt's leftover) removes it and makes
+// it again, and an epilog whose record was lost still finds it. Runs after the job directory step, which
 // owns the files.
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -44,6 +45,12 @@ struct FollowerWait {
   // controller is not asked more than every `interval`.
   std::chrono::milliseconds first_interval{3};
   std::chrono::milliseconds interval{150};
+  // The first ask waits three quarters of this node's last follower wait
+  // (at most `interval`): a question asked before the leader can have made
+  // the partition is a process start wasted on a busy moment of the job.
+  // Until a wait has been seen (and after one that found it at once) the
+  // first ask is at once.
+
   std::function<std::chrono::steady_clock::time_point()> now;
   std::function<void(std::chrono::milliseconds)> sleep;
 };
@@ -74,6 +81,7 @@ class IpuPartitionStep : public JobStep {
   std::shared_ptr<ipu::PartitionController> controller_;
   VipuConfig config_;
   FollowerWait wait_;
+  std::atomic<int64_t> last_wait_ms_{0};  // this node's last follower wait that succeeded
 };
 
 }  // namespace accel::agent

@@ -52,9 +52,11 @@ struct ToJson {
   }
   J operator()(const event::NodeHeartbeat& e) {
     return {{"accelerators", e.accelerators}, {"accelerators_busy", e.accelerators_busy},
-            {"accel_kind", e.accel_kind}, {"jobs", e.jobs}, {"backlog", e.backlog}};
+            {"accel_kind", e.accel_kind}, {"jobs", e.jobs}, {"backlog", e.backlog}, {"interval_s", e.interval_s}};
   }
 };
+
+}  // namespace
 
 std::string isoTime(int64_t ns) {
   time_t secs = static_cast<time_t>(ns / 1'000'000'000);
@@ -65,8 +67,6 @@ std::string isoTime(int64_t ns) {
   snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>((ns / 1'000'000) % 1000));
   return buf;
 }
-
-}  // namespace
 
 J eventJson(const StoredEvent& s) {
   J j{{"row", s.row},          {"node", s.header.node}, {"epoch", s.header.epoch}, {"seq", s.header.seq},

@@ -72,6 +72,12 @@ Offer Ingestor::offer(const std::string& peer_node, std::span<const uint8_t> byt
   batch_.bytes.insert(batch_.bytes.end(), bytes.begin(), bytes.end());
   if (!env->event) ++metrics_.unknown_kinds;
   merge(*env, job_id, now_ns);
+  NodeHeard& heard = batch_.nodes[h.node];
+  heard.last_event_ns = now_ns;
+  if (const auto* hb = env->event ? std::get_if<event::NodeHeartbeat>(&*env->event) : nullptr) {
+    heard.heartbeat = *hb;
+    heard.heartbeat_ns = now_ns;
+  }
   return ackOnly(key);
 }
 

@@ -1,5 +1,6 @@
 // accel-aggregatord [--config FILE]
 // accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] [--follow] [--json]
+// accel-aggregatord [--config FILE] nodes [--database PATH] [--json]
 // accel-aggregatord --check-config [--config FILE]
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +19,8 @@ constexpr const char* kDefaultConfig = "/etc/slurm/accel-aggregator.conf";
 constexpr const char* kUsage =
     "usage: accel-aggregatord [--config FILE] [--check-config]\n"
     "       accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] "
-    "[--follow] [--json]\n";
+    "[--follow] [--json]\n"
+    "       accel-aggregatord [--config FILE] nodes [--database PATH] [--json]\n";
 
 int usage() {
   std::fputs(kUsage, stderr);
@@ -32,7 +34,7 @@ int help() {
       "\nThe central store of every node's job events; writes each job's summary into its AdminComment.\n"
       "  --config FILE    accel-aggregator.conf (default /etc/slurm/accel-aggregator.conf)\n"
       "  --check-config   check the config file and exit (0: ok, 1: the problems are printed)\n"
-      "  --help           this text; 'accel-aggregatord events --help' for the events verb\n",
+      "  --help           this text; 'accel-aggregatord events --help' and 'nodes --help' for the verbs\n",
       stdout);
   return 0;
 }
@@ -68,6 +70,30 @@ int events(const AggregatorConfig* config, const std::vector<std::string>& args)
   return accel::aggregator::runEvents(q);
 }
 
+int nodesHelp() {
+  std::fputs(
+      "usage: accel-aggregatord [--config FILE] nodes [--database PATH] [--json]\n\n"
+      "Prints every node the aggregator has heard from: alive while its latest event is at most three\n"
+      "of its heartbeat intervals old, late after that, no-heartbeat if it never sent one.\n"
+      "  --database PATH   the database to read (default: Database in the config file)\n"
+      "  --json            one JSON object per node\n",
+      stdout);
+  return 0;
+}
+
+int nodes(const AggregatorConfig* config, const std::vector<std::string>& args) {
+  accel::aggregator::NodesQuery q;
+  if (config) q.database = config->database;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") return nodesHelp();
+    if (a == "--json") q.json = true;
+    else if (a == "--database" && i + 1 < args.size()) q.database = args[++i];
+    else return usage();
+  }
+  return accel::aggregator::runNodes(q);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,16 +105,17 @@ int main(int argc, char** argv) {
     if (a == "--config" && i + 1 < argc) config_path = argv[++i], explicit_config = true;
     else if (a == "--check-config") check = true;
     else if (a == "--help" || a == "-h") return help();
-    else if (a == "events") break;
+    else if (a == "events" || a == "nodes") break;
     else return usage();
   }
   auto config = accel::aggregator::loadAggregatorConfig(config_path);
   if (i < argc) {
     std::vector<std::string> rest(argv + i + 1, argv + argc);
-    // The events verb works without a config when --database is given.
+    // The verbs work without a config when --database is given.
     bool usable = config.ok() || !explicit_config;
     if (!usable) return std::fprintf(stderr, "accel-aggregatord: %s\n", config.error().message().c_str()), 1;
-    return events(config.ok() ? &*config : nullptr, rest);
+    const AggregatorConfig* c = config.ok() ? &*config : nullptr;
+    return std::string(argv[i]) == "nodes" ? nodes(c, rest) : events(c, rest);
   }
   if (!config.ok()) return std::fprintf(stderr, "accel-aggregatord: %s\n", config.error().message().c_str()), 1;
   if (check) return 0;

@@ -82,6 +82,11 @@ CREATE TABLE IF NOT EXISTS pending_comments(
   next_ns INTEGER NOT NULL, last_error TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS summary_waits(
   job_id INTEGER PRIMARY KEY, due_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes(
+  node TEXT PRIMARY KEY, last_event_ns INTEGER NOT NULL, heartbeat_ns INTEGER NOT NULL DEFAULT 0,
+  interval_s INTEGER NOT NULL DEFAULT 0, accelerators INTEGER NOT NULL DEFAULT 0,
+  busy INTEGER NOT NULL DEFAULT 0, accel_kind TEXT NOT NULL DEFAULT '', jobs INTEGER NOT NULL DEFAULT 0,
+  backlog INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 )";
 
 constexpr const char* kLoadJob = "SELECT state FROM jobs WHERE job_id = ?";
@@ -137,15 +142,19 @@ struct Store::Prepared {
         wait(db, "INSERT INTO summary_waits(job_id, due_ns) VALUES(?,?) ON CONFLICT(job_id) "
                  "DO UPDATE SET due_ns = excluded.due_ns"),
         unwait(db, "DELETE FROM summary_waits WHERE job_id = ?"),
+        seen(db, "INSERT INTO nodes(node, last_event_ns) VALUES(?,?) ON CONFLICT(node) "
+                 "DO UPDATE SET last_event_ns = max(last_event_ns, excluded.last_event_ns)"),
+        beat(db, "UPDATE nodes SET heartbeat_ns = ?, interval_s = ?, accelerators = ?, busy = ?, accel_kind = ?, "
+                 "jobs = ?, backlog = ? WHERE node = ?"),
         load_job(db, kLoadJob),
         begin(db, "BEGIN IMMEDIATE"),
         commit(db, "COMMIT"),
         rollback(db, "ROLLBACK") {}
   bool ok() const {
     return event.ok() && stream.ok() && job.ok() && comment.ok() && span.ok() && wait.ok() && unwait.ok() &&
-           load_job.ok() && begin.ok() && commit.ok() && rollback.ok();
+           seen.ok() && beat.ok() && load_job.ok() && begin.ok() && commit.ok() && rollback.ok();
   }
-  Stmt event, stream, job, comment, span, wait, unwait, load_job, begin, commit, rollback;
+  Stmt event, stream, job, comment, span, wait, unwait, seen, beat, load_job, begin, commit, rollback;
   std::unordered_map<uint32_t, std::pair<int64_t, int64_t>> spans;  // per commit: job -> rows
 };
 
@@ -261,8 +270,37 @@ Status Store::commit(const Batch& b) {
   }
   for (const auto& w : b.waits)
     if (!p.wait.bind(1, int64_t{w.job_id}).bind(2, w.due_ns).run().ok()) return fail("wait for nodes");
+  for (const auto& [node, heard] : b.nodes) {
+    if (!p.seen.view(1, node).bind(2, heard.last_event_ns).run().ok()) return fail("node seen");
+    if (!heard.heartbeat) continue;
+    const event::NodeHeartbeat& hb = *heard.heartbeat;
+    p.beat.bind(1, heard.heartbeat_ns).bind(2, int64_t{hb.interval_s}).bind(3, int64_t{hb.accelerators});
+    p.beat.bind(4, int64_t{hb.accelerators_busy}).view(5, hb.accel_kind).bind(6, int64_t{hb.jobs});
+    if (!p.beat.bind(7, int64_t(hb.backlog)).view(8, node).run().ok()) return fail("node heartbeat");
+  }
   if (!p.commit.run().ok()) return fail("commit");
   return okStatus();
+}
+
+Result<std::vector<NodeRow>> Store::readNodes() {
+  Stmt s(db_, "SELECT node, last_event_ns, heartbeat_ns, interval_s, accelerators, busy, accel_kind, jobs, backlog "
+              "FROM nodes ORDER BY node");
+  if (!s.ok()) return sqlError(db_, "nodes");
+  std::vector<NodeRow> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    NodeRow r{s.text(0), {s.i64(1), std::nullopt, s.i64(2)}};
+    if (r.heard.heartbeat_ns != 0)
+      r.heard.heartbeat = event::NodeHeartbeat{.accelerators = uint32_t(s.i64(4)),
+                                               .accelerators_busy = uint32_t(s.i64(5)),
+                                               .accel_kind = s.text(6),
+                                               .jobs = uint32_t(s.i64(7)),
+                                               .backlog = uint64_t(s.i64(8)),
+                                               .interval_s = uint32_t(s.i64(3))};
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return sqlError(db_, "nodes");
+  return out;
 }
 
 Result<std::vector<PendingComment>> Store::duePending(int64_t now_ns, int limit) {

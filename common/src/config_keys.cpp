@@ -248,6 +248,17 @@ ConfigSchema makeAccelSchema() {
            .help = "Most disk space the event spool may use. When it is full, heartbeats are dropped "
                    "first; the last eighth is kept for job lifecycle events.",
            .store = storeIn<&C::event_spool_max_size>},
+          {.name = "HeartbeatInterval",
+           .type = ValueType::kSeconds,
+           .default_value = "30",
+           .min = 0,
+           .max = 3600,
+           .help = "How often the agent tells the aggregator that it is alive (at start, then "
+                   "every interval): a node_heartbeat event with the node's accelerators, those in "
+                   "use, its jobs and its events not yet acknowledged. The aggregator counts a node as late when nothing has come "
+                   "from it for three intervals (`accel-aggregatord nodes`). 0: no heartbeats. "
+                   "Heartbeats are the first events dropped when the spool is full.",
+           .store = storeIn<&C::heartbeat_interval>},
           {.name = "ApplianceKillGrace",
            .type = ValueType::kSeconds,
            .default_value = "30",

@@ -67,6 +67,14 @@ constexpr Verb kVerbs[] = {
      "  --database PATH   the database to read (default: Database in accel-aggregator.conf)\n"
      "  --json            one JSON object per event\n",
      verbEvents},
+    {"nodes", "[--database PATH] [--json]",
+     "every node the aggregator has heard from: alive, late or without heartbeats",
+     "Reads accel-aggregatord's database (runs 'accel-aggregatord nodes'). A node is alive while its\n"
+     "latest event is at most three of its HeartbeatIntervals old, late after that; no-heartbeat when\n"
+     "it never sent one.\n"
+     "  --database PATH   the database to read (default: Database in accel-aggregator.conf)\n"
+     "  --json            one JSON object per node\n",
+     verbNodes},
     {"wait-appliance", "JOB ID", "wait for an appliance job of your job; exit 0 if it succeeded (surrogate steps)",
      "Waits until the appliance job ID of Slurm job JOB ends; exit 0 if it succeeded, 1 if it failed or was\n"
      "cancelled. The agent runs it as the task of each surrogate step; a job's owner may run it too.\n"

@@ -75,6 +75,24 @@ int verbEvents(const std::vector<std::string>& args, const GlobalOptions& g, con
   return execBeside("accel-aggregatord", argv, "events", io);
 }
 
+// Every node the aggregator has heard from and whether it is alive, read
+// where its database is, as for events.
+int verbNodes(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
+  std::vector<std::string> argv{"accel-aggregatord", "nodes"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--database" && i + 1 < args.size()) {
+      argv.push_back(args[i]);
+      argv.push_back(args[++i]);
+    } else {
+      io.err("accelctl: nodes: unexpected argument '" + args[i] +
+             "'; usage: accelctl nodes [--database PATH] [--json]");
+      return kUsage;
+    }
+  }
+  if (g.json) argv.push_back("--json");
+  return execBeside("accel-aggregatord", argv, "nodes", io);
+}
+
 int verbConfig(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
   if (args.empty() || args[0] != "check" || args.size() > 2) {
     io.err("accelctl: config: usage: accelctl config check [FILE]");

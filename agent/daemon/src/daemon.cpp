@@ -131,7 +131,7 @@ Daemon::~Daemon() {
   appliance_.reset();
   limits_.reset();
   surrogates_.reset();
-  for (int fd : {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_, stop_fd_})
+  for (int fd : {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_, heartbeat_fd_, stop_fd_})
     if (fd >= 0) close(fd);
 }
 
@@ -320,6 +320,10 @@ Status Daemon::start() {
   if (wake_fd_ < 0 || status_timer_fd_ < 0) return sysError("eventfd/timerfd", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, wake_fd_));
   ACCEL_TRY(addToEpoll(epoll_fd_, status_timer_fd_));
+  heartbeat_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (heartbeat_fd_ < 0) return sysError("timerfd", errno);
+  ACCEL_TRY(addToEpoll(epoll_fd_, heartbeat_fd_));
+  armHeartbeat();
 
   auto wd = notify::watchdogInterval();
   if (wd.count() > 0) {
@@ -565,6 +569,38 @@ void Daemon::publishStatus() {
                  (st.last_errors.empty() ? "" : "; last error: " + st.last_errors.back()));
 }
 
+// Now, then every HeartbeatInterval (0: disarmed). The first comes at once,
+// so the aggregator knows the node's interval and figures from its start
+// on, not what it last heard before a restart.
+void Daemon::armHeartbeat() {
+  itimerspec its{};
+  its.it_interval.tv_sec = config_.heartbeat_interval.count();
+  if (its.it_interval.tv_sec > 0) its.it_value.tv_nsec = 1;
+  timerfd_settime(heartbeat_fd_, 0, &its, nullptr);
+}
+
+void Daemon::sendHeartbeat() {
+  uint64_t ticks = 0;
+  (void)!read(heartbeat_fd_, &ticks, sizeof(ticks));
+  auto st = manager_->stats();
+  event::NodeHeartbeat hb{.accelerators = static_cast<uint32_t>(st.devices_total),
+                          .accelerators_busy = static_cast<uint32_t>(st.devices_in_use),
+                          .jobs = static_cast<uint32_t>(st.jobs),
+                          .backlog = outbox_->stats().backlog,
+                          .interval_s = static_cast<uint32_t>(config_.heartbeat_interval.count())};
+  // The kind of work the node serves: IPUs behind a V-IPU controller, its
+  // own devices (the first one's kind), or an appliance.
+  if (vendors_.ipu) {
+    hb.accel_kind = "ipu";
+  } else if (auto use = manager_->deviceUse(); !use.empty()) {
+    hb.accel_kind = use.front().kind;
+  } else if (vendors_.appliance) {
+    hb.accel_kind = "appliance";
+  }
+  // Telemetry: a full spool drops it, which is the policy, not an error.
+  (void)outbox_->publish(hb);
+}
+
 void Daemon::reload() {
   notify::reloading();
   auto config = loadAccelConfig(options_.config_path);
@@ -580,6 +616,10 @@ void Daemon::reload() {
       // Paths (socket, run dir) keep their start-up values; a restart changes them.
       config_.log_level = config->log_level;
       config_.hook_timeout = config->hook_timeout;
+      if (config_.heartbeat_interval != config->heartbeat_interval) {
+        config_.heartbeat_interval = config->heartbeat_interval;
+        armHeartbeat();
+      }
       admission_.setLimits(admissionLimits(*config));
       hook_timeout_s_ = config_.hook_timeout.count();  // what a follower's prolog may wait
       log::setLevel(levelOf(config_.log_level));
@@ -613,6 +653,8 @@ int Daemon::run() {
         uint64_t ticks = 0;
         (void)!read(status_timer_fd_, &ticks, sizeof(ticks));
         publishStatus();
+      } else if (fd == heartbeat_fd_) {
+        sendHeartbeat();
       } else if (fd == timer_fd_) {
         uint64_t ticks = 0;
         (void)!read(timer_fd_, &ticks, sizeof(ticks));

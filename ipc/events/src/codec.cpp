@@ -77,7 +77,8 @@ struct Encoder {
   }
   Union operator()(const NodeHeartbeat& e) {
     return fb::CreateNodeHeartbeat(b, e.accelerators, e.accelerators_busy, b.CreateString(e.accel_kind), e.jobs,
-                               e.backlog).Union();
+                                   e.backlog, e.interval_s)
+        .Union();
   }
 };
 
@@ -147,7 +148,7 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
     case T::NodeHeartbeat: {
       auto* e = env.event_as_NodeHeartbeat();
       return NodeHeartbeat{e->accelerators(), e->accelerators_busy(), str(e->accel_kind()), e->jobs(),
-                           e->backlog()};
+                           e->backlog(), e->interval_s()};
     }
     default:
       return std::nullopt;  // NONE or a kind added after this build

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "accel/aggregator/cli.h"
 #include "accel/aggregator/ingest.h"
 #include "accel/common/safe_file.h"
 
@@ -36,6 +37,18 @@ class IngestTest : public ::testing::Test {
     auto bytes = encode({node, epoch, seq, 1, 1}, ev);
     return ingestor_->offer(peer.empty() ? node : peer, bytes, 2);
   }
+  Offer offerAt(int64_t now_ns, const std::string& node, uint64_t seq, const Event& ev) {
+    auto bytes = encode({node, 1, seq, 1, 1}, ev);
+    return ingestor_->offer(node, bytes, now_ns);
+  }
+  std::map<std::string, NodeHeard> nodes() {
+    auto rows = store_->readNodes();
+    EXPECT_TRUE(rows.ok()) << rows.error().message();
+    std::map<std::string, NodeHeard> out;
+    if (rows.ok())
+      for (auto& r : *rows) out[r.node] = r.heard;
+    return out;
+  }
   int64_t storedCount() {
     auto rows = store_->readEvents({std::nullopt, std::nullopt, 0, 100000});
     return rows.ok() ? int64_t(rows->size()) : -1;
@@ -56,6 +69,46 @@ TEST_F(IngestTest, InOrderEventsAreStoredOnceAndAcknowledged) {
   EXPECT_EQ(storedCount(), 5);
   EXPECT_EQ(metrics_.duplicates, 5u);
   EXPECT_EQ(metrics_.events_in, 5u);
+}
+
+// Any accepted event says when a node was last heard from; a heartbeat also
+// what it holds and when the next is due. A duplicate says nothing new.
+TEST_F(IngestTest, NodesAreKnownByTheirLatestEventAndTheirLatestHeartbeat) {
+  constexpr int64_t kS = 1'000'000'000;
+  ASSERT_TRUE(offerAt(100 * kS, "n1", 1, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(100 * kS).ok());
+  auto heard = nodes();
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(heard["n1"].last_event_ns, 100 * kS);
+  EXPECT_FALSE(heard["n1"].heartbeat.has_value());
+  EXPECT_EQ(nodeState(heard["n1"], 100 * kS), "no-heartbeat");
+
+  const NodeHeartbeat beat{4, 1, "gpu", 2, 7, 10};
+  ASSERT_TRUE(offerAt(200 * kS, "n1", 2, beat));
+  ASSERT_TRUE(offerAt(250 * kS, "n2", 1, AgentStarted{}));
+  ASSERT_TRUE(ingestor_->commit(250 * kS).ok());
+  ASSERT_TRUE(offerAt(900 * kS, "n1", 2, beat));  // again: a duplicate, acknowledged only
+  ASSERT_TRUE(ingestor_->commit(900 * kS).ok());
+  reopen();
+  heard = nodes();
+  ASSERT_EQ(heard.size(), 2u);
+  EXPECT_EQ(heard["n1"].last_event_ns, 200 * kS);
+  ASSERT_TRUE(heard["n1"].heartbeat.has_value());
+  EXPECT_EQ(*heard["n1"].heartbeat, beat);
+  EXPECT_EQ(heard["n1"].heartbeat_ns, 200 * kS);
+  EXPECT_EQ(heard["n2"].last_event_ns, 250 * kS);
+  EXPECT_FALSE(heard["n2"].heartbeat.has_value());
+
+  // Alive for three intervals (30 s) after its latest event, late after that.
+  EXPECT_EQ(nodeState(heard["n1"], 230 * kS), "alive");
+  EXPECT_EQ(nodeState(heard["n1"], 230 * kS + 1), "late");
+  // A later event of any kind keeps it alive; the heartbeat's figures stay.
+  ASSERT_TRUE(offerAt(240 * kS, "n1", 3, TaskStarted{9, 0, 1, 1}));
+  ASSERT_TRUE(ingestor_->commit(240 * kS).ok());
+  heard = nodes();
+  EXPECT_EQ(nodeState(heard["n1"], 260 * kS), "alive");
+  EXPECT_EQ(heard["n1"].heartbeat_ns, 200 * kS);
+  EXPECT_EQ(heard["n1"].heartbeat->jobs, 2u);
 }
 
 TEST_F(IngestTest, DuplicateWithinOneBatchIsDropped) {

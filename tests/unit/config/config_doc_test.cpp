@@ -139,7 +139,8 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                       "Fabric", "FabricInterfaces", "FabricManagementInterface",
                                       "FabricMtu", "FabricAddressRange", "FabricAddressPrefix",
                                       "FabricNetns", "FabricRoutes", "AggregatorAddress", "AggregatorPublicKeyFile",
-                                      "NodeKeyFile", "EventSpoolDir", "EventSpoolMaxSize", "ApplianceKillGrace", "SurrogateSteps",
+                                      "NodeKeyFile", "EventSpoolDir", "EventSpoolMaxSize", "HeartbeatInterval",
+                                      "ApplianceKillGrace", "SurrogateSteps",
                                       "ApplianceTimeOnRequeue"}));
 }
 

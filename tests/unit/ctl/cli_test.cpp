@@ -38,6 +38,7 @@ const std::map<std::string, std::vector<std::string>> kExpected = {
     {"job", {"ID", "--json", "Exit 5"}},
     {"topology", {"--xml FILE", "--json"}},
     {"events", {"--job ID", "--node NAME", "--follow", "--database PATH", "--json"}},
+    {"nodes", {"--database PATH", "--json", "alive", "late", "no-heartbeat", "HeartbeatInterval"}},
     {"wait-appliance", {"JOB", "ID", "surrogate"}},
     {"config", {"check [FILE]", "FILE:LINE"}},
 };
@@ -71,7 +72,7 @@ TEST(CliErrorTest, UnknownVerbListsTheVerbs) {
   EXPECT_EQ(r.code, kUsage);
   EXPECT_EQ(r.err,
             "accelctl: unknown verb 'stauts'; the verbs are prolog epilog status jobs job topology events "
-            "wait-appliance config (see 'accelctl --help')\n");
+            "nodes wait-appliance config (see 'accelctl --help')\n");
   EXPECT_EQ(run({}).err, "accelctl: no verb given; see 'accelctl --help'\n");
 }
 

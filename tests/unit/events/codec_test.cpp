@@ -24,7 +24,7 @@ std::vector<Event> everyKind() {
           ApplianceJobChanged{42, "wsjob-7", ApplianceState::kRunning, 2, 60},
           TimeLimitWarning{42, 3600, 300},
           TimeLimitEnforced{42, 3600, 3601},
-          NodeHeartbeat{8, 2, "gpu", 1, 17}};
+          NodeHeartbeat{8, 2, "gpu", 1, 17, 30}};
 }
 
 // A limit the node could not measure: the flag added to PrologFinished.

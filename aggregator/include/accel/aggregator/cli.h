@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "accel/aggregator/config.h"
+#include "accel/aggregator/store.h"
 
 namespace accel::aggregator {
 
@@ -23,5 +24,19 @@ struct EventsQuery {
 // `events`: prints the stored record read-only, oldest first; with follow,
 // keeps printing new events until interrupted. Returns the exit status.
 int runEvents(const EventsQuery& query);
+
+struct NodesQuery {
+  std::string database;
+  bool json = false;
+};
+
+// A node's liveness from what the aggregator last heard: "alive" while its
+// latest event is at most three heartbeat intervals old, "late" after that,
+// "no-heartbeat" when it never sent one (its HeartbeatInterval is 0, or it
+// runs an agent that sends none): then nothing says when to expect it.
+std::string nodeState(const NodeHeard& heard, int64_t now_ns);
+
+// `nodes`: every node the aggregator has heard from, with its state, read-only.
+int runNodes(const NodesQuery& query);
 
 }  // namespace accel::aggregator

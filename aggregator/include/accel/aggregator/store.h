@@ -50,6 +50,19 @@ struct SummaryWait {
   int64_t due_ns = 0;
 };
 
+// What the aggregator last heard from a node: any event proves it alive; a
+// heartbeat also says when the next is due (accel-aggregatord nodes).
+struct NodeHeard {
+  int64_t last_event_ns = 0;  // when its latest event was received (aggregator's clock)
+  std::optional<event::NodeHeartbeat> heartbeat;  // its latest heartbeat, if any
+  int64_t heartbeat_ns = 0;                       // when that was received
+};
+
+struct NodeRow {
+  std::string node;
+  NodeHeard heard;
+};
+
 // Everything one ingest batch changes, written in one transaction.
 struct Batch {
   std::vector<BatchEvent> events;
@@ -60,6 +73,7 @@ struct Batch {
   std::vector<SummaryWait> waits;          // jobs whose AdminComment is due later
   int64_t now_ns = 0;
   std::map<std::string, double> lag;  // node -> seconds behind; for metrics only, not stored
+  std::map<std::string, NodeHeard> nodes;  // what each sender's events of this batch say of it
 };
 
 struct PendingComment {
@@ -105,6 +119,8 @@ class Store {
   Result<std::optional<int64_t>> waitingUntil(uint32_t job_id);
 
   Result<std::vector<StoredEvent>> readEvents(const EventFilter& filter);
+  // Every node that ever sent an accepted event, by name.
+  Result<std::vector<NodeRow>> readNodes();
 
  private:
   struct Prepared;

@@ -64,6 +64,7 @@ struct AccelConfig {
   std::string node_key_file;
   std::optional<std::string> event_spool_dir;
   std::uint64_t event_spool_max_size = 0;
+  std::chrono::seconds heartbeat_interval{0};  // 0: no heartbeats
   std::chrono::seconds appliance_kill_grace{0};  // SIGTERM to SIGKILL at the appliance limit
   bool surrogate_steps = true;                   // appliance jobs mirrored as Slurm steps
   RequeueBudget requeue_budget = RequeueBudget::kFresh;  // a requeued job's next run

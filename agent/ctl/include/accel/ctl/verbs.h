@@ -21,6 +21,7 @@ int verbJobs(const std::vector<std::string>& args, const GlobalOptions& g, const
 int verbJob(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbTopology(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbEvents(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
+int verbNodes(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbConfig(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 

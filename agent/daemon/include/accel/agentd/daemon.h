@@ -67,6 +67,8 @@ class Daemon {
   void reload();
   void drain();
   void publishStatus();
+  void armHeartbeat();
+  void sendHeartbeat();
   void onStatusDirty();
   void armStatusTimer(std::chrono::nanoseconds after);
   void emitEvent(const event::Event& e);
@@ -118,6 +120,7 @@ class Daemon {
   // socket slowly; it must never stall a prolog.
   int wake_fd_ = -1;
   int status_timer_fd_ = -1;
+  int heartbeat_fd_ = -1;  // every HeartbeatInterval: a node_heartbeat event
   bool status_timer_armed_ = false;
   std::chrono::steady_clock::time_point last_status_{};
   // Set by a worker that changed something and woke the loop; cleared when

@@ -111,6 +111,7 @@ struct NodeHeartbeat {
   std::string accel_kind{};
   uint32_t jobs = 0;
   uint64_t backlog = 0;
+  uint32_t interval_s = 0;  // when the next one is due
   bool operator==(const NodeHeartbeat&) const = default;
 };
 

@@ -29,6 +29,10 @@ Status Ingestor::load() {
   if (!progress.ok()) return progress.error();
   streams_.clear();
   for (const auto& [key, seq] : *progress) streams_[key] = Stream{seq, seq, 0, false};
+  // Liveness survives a restart: the metric knows every node from the start.
+  auto nodes = store_.readNodes();
+  if (!nodes.ok()) return nodes.error();
+  for (const auto& row : *nodes) metrics_.noteNode(row.node, row.heard);
   return okStatus();
 }
 
@@ -208,6 +212,7 @@ void Ingestor::finish(const Batch& batch, const Status& written) {
   metrics_.events_in += batch.events.size();
   ++metrics_.batches;
   for (const auto& [node, lag] : batch.lag) metrics_.setLag(node, lag);
+  for (const auto& [node, heard] : batch.nodes) metrics_.noteNode(node, heard);
   // Reloading is safe only when no uncommitted merge lives in the cache.
   if (jobs_.size() > kMaxCachedJobs && touched_.empty()) jobs_.clear();
 }

@@ -1,6 +1,8 @@
 #include "accel/aggregator/metrics.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 
 namespace accel::aggregator {
 namespace {
@@ -43,7 +45,23 @@ void Metrics::setLag(const std::string& node, double seconds) {
   lag_[node] = seconds;
 }
 
+void Metrics::noteNode(const std::string& node, const NodeHeard& heard) {
+  std::lock_guard lock(mu_);
+  NodeHeard& known = nodes_[node];
+  known.last_event_ns = std::max(known.last_event_ns, heard.last_event_ns);
+  if (heard.heartbeat) {
+    known.heartbeat = heard.heartbeat;
+    known.heartbeat_ns = heard.heartbeat_ns;
+  }
+}
+
 std::string Metrics::render() const {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return render(int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec);
+}
+
+std::string Metrics::render(int64_t now_ns) const {
   std::string out;
   counter(out, "accel_aggregator_events_total", "Events accepted and committed.", events_in);
   counter(out, "accel_aggregator_duplicates_total", "Events dropped as already stored.", duplicates);
@@ -70,6 +88,13 @@ std::string Metrics::render() const {
     std::snprintf(v, sizeof v, "%.3f", lag);
     out += "accel_aggregator_node_lag_seconds{node=\"" + labelValue(node) + "\"} " + v + "\n";
   }
+  std::map<std::string, int> states = {{"alive", 0}, {"late", 0}, {"no-heartbeat", 0}};
+  for (const auto& [node, heard] : nodes_) ++states[nodeState(heard, now_ns)];
+  out += "# HELP accel_aggregator_nodes Nodes heard from, by liveness: alive (an event within three of "
+         "its heartbeat intervals), late, no-heartbeat (never sent one).\n"
+         "# TYPE accel_aggregator_nodes gauge\n";
+  for (const auto& [state, n] : states)
+    out += "accel_aggregator_nodes{state=\"" + state + "\"} " + std::to_string(n) + "\n";
   return out;
 }
 

@@ -21,12 +21,6 @@ std::string ago(int64_t then_ns, int64_t now_ns) {
 
 }  // namespace
 
-std::string nodeState(const NodeHeard& heard, int64_t now_ns) {
-  if (!heard.heartbeat || heard.heartbeat->interval_s == 0) return "no-heartbeat";
-  const int64_t allowed_ns = int64_t{3} * heard.heartbeat->interval_s * 1'000'000'000;
-  return now_ns - heard.last_event_ns <= allowed_ns ? "alive" : "late";
-}
-
 int runNodes(const NodesQuery& q) {
   auto store = Store::open(q.database, Store::Mode::kReadOnly);
   if (!store.ok()) {

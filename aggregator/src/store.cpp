@@ -282,6 +282,12 @@ Status Store::commit(const Batch& b) {
   return okStatus();
 }
 
+std::string nodeState(const NodeHeard& heard, int64_t now_ns) {
+  if (!heard.heartbeat || heard.heartbeat->interval_s == 0) return "no-heartbeat";
+  const int64_t allowed_ns = int64_t{3} * heard.heartbeat->interval_s * 1'000'000'000;
+  return now_ns - heard.last_event_ns <= allowed_ns ? "alive" : "late";
+}
+
 Result<std::vector<NodeRow>> Store::readNodes() {
   Stmt s(db_, "SELECT node, last_event_ns, heartbeat_ns, interval_s, accelerators, busy, accel_kind, jobs, backlog "
               "FROM nodes ORDER BY node");

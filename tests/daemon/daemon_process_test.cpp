@@ -438,11 +438,13 @@ TEST_F(DaemonProcessTest, JobEventsAreSpooledAndSurviveAKill) {
     EXPECT_EQ(st.exit_code, 0) << st.err;
     return json::parse(st.out)["events"].get<std::string>();
   };
-  // Agent started, prolog started and finished, epilog finished.
-  EXPECT_NE(events().find("link down, backlog 4 "), std::string::npos) << events();
+  // Agent started, its first heartbeat (sent before READY), prolog started
+  // and finished, epilog finished.
+  EXPECT_NE(events().find("link down, backlog 5 "), std::string::npos) << events();
   h_.kill9();
   startOrFail();
-  EXPECT_NE(events().find("link down, backlog 5 "), std::string::npos) << "4 kept, 1 new start: " << events();
+  EXPECT_NE(events().find("link down, backlog 7 "), std::string::npos)
+      << "5 kept, a new start and its heartbeat: " << events();
 }
 
 // A GPU job learns the RDMA devices nearest its GPUs in the variables NCCL and

@@ -323,6 +323,8 @@ Status Daemon::start() {
   heartbeat_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (heartbeat_fd_ < 0) return sysError("timerfd", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, heartbeat_fd_));
+  // The first heartbeat goes now, before READY: the aggregator knows the
+  // node's figures from its start.
   armHeartbeat();
 
   auto wd = notify::watchdogInterval();
@@ -569,19 +571,24 @@ void Daemon::publishStatus() {
                  (st.last_errors.empty() ? "" : "; last error: " + st.last_errors.back()));
 }
 
-// Now, then every HeartbeatInterval (0: disarmed). The first comes at once,
-// so the aggregator knows the node's interval and figures from its start
-// on, not what it last heard before a restart.
+// A heartbeat now, then every HeartbeatInterval (0: none). Sending the first
+// at once tells the aggregator the node's interval and figures from its
+// start, not what it last heard before a restart.
 void Daemon::armHeartbeat() {
   itimerspec its{};
   its.it_interval.tv_sec = config_.heartbeat_interval.count();
-  if (its.it_interval.tv_sec > 0) its.it_value.tv_nsec = 1;
+  its.it_value = its.it_interval;
   timerfd_settime(heartbeat_fd_, 0, &its, nullptr);
+  if (its.it_interval.tv_sec > 0) sendHeartbeat();
+}
+
+void Daemon::onHeartbeatTimer() {
+  uint64_t ticks = 0;
+  (void)!read(heartbeat_fd_, &ticks, sizeof(ticks));
+  sendHeartbeat();
 }
 
 void Daemon::sendHeartbeat() {
-  uint64_t ticks = 0;
-  (void)!read(heartbeat_fd_, &ticks, sizeof(ticks));
   auto st = manager_->stats();
   event::NodeHeartbeat hb{.accelerators = static_cast<uint32_t>(st.devices_total),
                           .accelerators_busy = static_cast<uint32_t>(st.devices_in_use),
@@ -654,7 +661,7 @@ int Daemon::run() {
         (void)!read(status_timer_fd_, &ticks, sizeof(ticks));
         publishStatus();
       } else if (fd == heartbeat_fd_) {
-        sendHeartbeat();
+        onHeartbeatTimer();
       } else if (fd == timer_fd_) {
         uint64_t ticks = 0;
         (void)!read(timer_fd_, &ticks, sizeof(ticks));

@@ -109,6 +109,20 @@ TEST_F(IngestTest, NodesAreKnownByTheirLatestEventAndTheirLatestHeartbeat) {
   EXPECT_EQ(nodeState(heard["n1"], 260 * kS), "alive");
   EXPECT_EQ(heard["n1"].heartbeat_ns, 200 * kS);
   EXPECT_EQ(heard["n1"].heartbeat->jobs, 2u);
+
+  // The metric counts them by state, and a restarted aggregator (a new
+  // Ingestor over the same store) knows them from its start.
+  Metrics restarted;
+  Ingestor again(*store_, restarted, 64 * 1024);
+  ASSERT_TRUE(again.load().ok());
+  for (const Metrics* m : {&metrics_, &restarted}) {
+    std::string text = m->render(260 * kS);
+    EXPECT_NE(text.find("accel_aggregator_nodes{state=\"alive\"} 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("accel_aggregator_nodes{state=\"no-heartbeat\"} 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("accel_aggregator_nodes{state=\"late\"} 0\n"), std::string::npos) << text;
+    text = m->render(300 * kS);
+    EXPECT_NE(text.find("accel_aggregator_nodes{state=\"late\"} 1\n"), std::string::npos) << text;
+  }
 }
 
 TEST_F(IngestTest, DuplicateWithinOneBatchIsDropped) {

@@ -30,12 +30,6 @@ struct NodesQuery {
   bool json = false;
 };
 
-// A node's liveness from what the aggregator last heard: "alive" while its
-// latest event is at most three heartbeat intervals old, "late" after that,
-// "no-heartbeat" when it never sent one (its HeartbeatInterval is 0, or it
-// runs an agent that sends none): then nothing says when to expect it.
-std::string nodeState(const NodeHeard& heard, int64_t now_ns);
-
 // `nodes`: every node the aggregator has heard from, with its state, read-only.
 int runNodes(const NodesQuery& query);
 

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <string>
 
+#include "accel/aggregator/store.h"
+
 namespace accel::aggregator {
 
 // Why a frame was refused; append only (the names are metric labels).
@@ -28,11 +30,15 @@ struct Metrics {
   void reject(Reject r) { ++rejected[size_t(r)]; }
   // Lag of `node`: receive time minus event time of its latest event.
   void setLag(const std::string& node, double seconds);
+  // What a committed batch (or the store, at start) says of a node.
+  void noteNode(const std::string& node, const NodeHeard& heard);
   std::string render() const;
+  std::string render(int64_t now_ns) const;  // liveness judged at now_ns (CLOCK_REALTIME)
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, double> lag_;
+  std::map<std::string, NodeHeard> nodes_;
 };
 
 }  // namespace accel::aggregator

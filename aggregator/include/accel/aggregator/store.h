@@ -58,6 +58,12 @@ struct NodeHeard {
   int64_t heartbeat_ns = 0;                       // when that was received
 };
 
+// A node's liveness from what the aggregator last heard: "alive" while its
+// latest event is at most three heartbeat intervals old, "late" after that,
+// "no-heartbeat" when it never sent one (its HeartbeatInterval is 0, or it
+// runs an agent that sends none): then nothing says when to expect it.
+std::string nodeState(const NodeHeard& heard, int64_t now_ns);
+
 struct NodeRow {
   std::string node;
   NodeHeard heard;

@@ -68,6 +68,7 @@ class Daemon {
   void drain();
   void publishStatus();
   void armHeartbeat();
+  void onHeartbeatTimer();
   void sendHeartbeat();
   void onStatusDirty();
   void armStatusTimer(std::chrono::nanoseconds after);

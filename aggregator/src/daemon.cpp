@@ -16,16 +16,11 @@
 #include "accel/aggregator/notify.h"
 #include "accel/aggregator/server.h"
 #include "accel/aggregator/slurmdb_accounting.h"
+#include "accel/common/clock.h"
 #include "accel/common/log.h"
 
 namespace accel::aggregator {
 namespace {
-
-int64_t realtimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 Store::Sync storeSync(const AggregatorConfig& c) {
   return c.synchronous == AggregatorConfig::Synchronous::kFull ? Store::Sync::kFull : Store::Sync::kNormal;
@@ -53,7 +48,7 @@ void commentLoop(const AggregatorConfig& c, Metrics& metrics, const std::atomic<
   }
   SlurmdbAccounting accounting(c.cluster_name, c.slurm_conf.value_or(""));
   CommentWriter writer(**store, accounting, metrics, {.writes_per_second = double(c.comment_writes_per_second)},
-                       realtimeNs);
+                       wallNs);
   uint64_t failures_seen = 0;
   while (!stop) {
     auto r = writer.runOnce();

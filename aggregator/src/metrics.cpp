@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
+
+#include "accel/common/clock.h"
 
 namespace accel::aggregator {
 namespace {
@@ -55,11 +56,7 @@ void Metrics::noteNode(const std::string& node, const NodeHeard& heard) {
   }
 }
 
-std::string Metrics::render() const {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return render(int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec);
-}
+std::string Metrics::render() const { return render(wallNs()); }
 
 std::string Metrics::render(int64_t now_ns) const {
   std::string out;

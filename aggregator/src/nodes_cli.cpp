@@ -4,15 +4,10 @@
 
 #include "accel/aggregator/cli.h"
 #include "accel/aggregator/event_json.h"
+#include "accel/common/clock.h"
 
 namespace accel::aggregator {
 namespace {
-
-int64_t wallNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 // "12 s", never negative (clocks of the writer and the reader may differ by a little).
 std::string ago(int64_t then_ns, int64_t now_ns) {

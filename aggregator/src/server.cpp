@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "accel/aggregator/batch_writer.h"
+#include "accel/common/clock.h"
 
 namespace accel::aggregator {
 namespace {
@@ -24,12 +25,6 @@ constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 constexpr size_t kRecentAcks = 16;
 
 using PeerStream = std::pair<std::string, StreamKey>;  // ROUTER identity, stream
-
-int64_t nowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 // The ZAP reply's metadata (ZMTP property format: name length, name, value
 // length in 4 bytes big-endian, value): the key the peer authenticated with,
@@ -135,7 +130,7 @@ struct Server::Impl {
   void submitIfDue() {
     if (writer.busy() || !open_since) return;
     if (open_frames < options.batch_max && Clock::now() < *open_since + options.batch_wait) return;
-    auto batch = ingestor.seal(nowNs());
+    auto batch = ingestor.seal(wallNs());
     if (batch) {
       writer.submit(std::move(*batch));
       flight_acks = std::move(open_acks);
@@ -167,7 +162,7 @@ struct Server::Impl {
   // Receives and ingests up to `limit` frames that have already arrived,
   // without waiting. Returns how many frames were taken off the socket.
   size_t drain(size_t limit, std::vector<PeerStream>& acks) {
-    int64_t now = nowNs();
+    int64_t now = wallNs();
     size_t n = 0;
     for (; n < limit; ++n) {
       zmq::message_t identity, payload;

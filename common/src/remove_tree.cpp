@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "accel/common/clock.h"
 #include "accel/common/safe_file.h"
 
 namespace accel {
@@ -397,12 +398,6 @@ Status TreeRemover::outcome() const {
   return Error(first.code(), first.message() + " (and " + std::to_string(failures_ - 1) + " more entries left)");
 }
 
-int64_t realtimeNs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 // The fault of one directory on the way to a checked one, or empty.
 std::string directoryFault(const struct stat& st, bool is_target) {
   const uid_t me = ::geteuid();
@@ -457,7 +452,7 @@ Result<std::string> moveAside(const std::string& path, const std::string& trash_
   std::string name;
   int rc = -1;
   for (int attempt = 0; attempt < 8 && rc != 0; ++attempt) {
-    name = base + "." + std::to_string(realtimeNs()) + "." + std::to_string(::getpid()) + "." +
+    name = base + "." + std::to_string(wallNs()) + "." + std::to_string(::getpid()) + "." +
            std::to_string(counter.fetch_add(1));
     rc = ::renameat2(from, base.c_str(), to, name.c_str(), RENAME_NOREPLACE);
     if (rc != 0 && errno != EEXIST) break;

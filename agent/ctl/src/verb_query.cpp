@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "accel/common/clock.h"
 #include "accel/ctl/client.h"
 #include "accel/ctl/hints.h"
 #include "accel/ctl/status_view.h"
@@ -45,12 +46,6 @@ json jobJson(const fb::JobInfo* j) {
           {"env", env}, {"prolog_started", timeText(j->prolog_started_ns())}, {"ready", timeText(j->ready_ns())},
           {"appliance_jobs", appliance}, {"appliance_seconds", j->appliance_seconds()},
           {"last_error", str(j->last_error())}};
-}
-
-int64_t nowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
 // Calls the daemon and returns the reply, or prints why not and what to do
@@ -103,7 +98,7 @@ int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, con
   if (r == nullptr) return code;
   const auto* s = r->body_as_StatusInfo();
   if (s == nullptr) { io.err("accelctl: the daemon sent no status"); return kNodeFault; }
-  io.out(g.json ? statusJson(*s, nowNs()) : statusTable(*s, nowNs()));
+  io.out(g.json ? statusJson(*s, wallNs()) : statusTable(*s, wallNs()));
   return kOk;
 }
 

@@ -6,6 +6,7 @@
 
 #include "accel/agent/job_nodes.h"
 #include "accel/agentd/job_clock.h"
+#include "accel/common/clock.h"
 #include "accel/common/log.h"
 #include "accel/common/text.h"
 #include "accel/schemas/control_generated.h"
@@ -127,11 +128,7 @@ void emit(const HandlerContext& ctx, event::Event e) {
   if (ctx.emit) ctx.emit(e);
 }
 
-int64_t monoUs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000 + ts.tv_nsec / 1000;
-}
+int64_t monoUs() { return monoNs() / 1000; }
 
 // A job with a limit on a node that reads no appliance uses none there.
 std::string accelKind(const HandlerContext& ctx, const agent::JobRecord& r) {

@@ -29,6 +29,7 @@
 #include "accel/agentd/stale_jobs.h"
 #include "accel/agentd/task_signals.h"
 #include "accel/agentd/trash_remover.h"
+#include "accel/common/clock.h"
 #include "accel/common/config_file.h"
 #include "accel/common/log.h"
 #include "accel/common/vipu_config.h"
@@ -41,12 +42,6 @@ namespace accel::agentd {
 namespace {
 
 using namespace std::chrono_literals;
-
-int64_t realtimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 std::string shortHostname() {
   utsname u{};
@@ -219,7 +214,7 @@ Status Daemon::start() {
   ctx_.node_name = shortHostname();
   ctx_.version = ACCEL_VERSION;
   ctx_.config_path = options_.config_path;
-  ctx_.started_ns = realtimeNs();
+  ctx_.started_ns = wallNs();
   // On the prolog's path: 5 s at most, and never more than a quarter of the hook's own bound.
   if (config_.requeue_budget == AccelConfig::RequeueBudget::kCumulative)
     ctx_.earlier_runs_used_ns = [this](uint32_t job_id) {

@@ -1,19 +1,10 @@
 #include "accel/agentd/node_health.h"
 
-#include <ctime>
+#include "accel/common/clock.h"
 
 namespace accel::agentd {
-namespace {
 
-int64_t realtimeNow() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-}  // namespace
-
-NodeHealth::NodeHealth(NowFn now) : now_(now ? std::move(now) : NowFn(realtimeNow)) {}
+NodeHealth::NodeHealth(NowFn now) : now_(now ? std::move(now) : NowFn(wallNs)) {}
 
 void NodeHealth::configLoaded() {
   std::lock_guard<std::mutex> g(mu_);

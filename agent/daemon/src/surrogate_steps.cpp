@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "accel/agent/job_nodes.h"
+#include "accel/common/clock.h"
 #include "accel/common/log.h"
 #include "accel/spank/proc_stat.h"
 
@@ -225,9 +226,7 @@ void SurrogateSteps::launch(const SurrogateSpec& spec) {
 
 void SurrogateSteps::adopt(const SurrogateSpec& spec, int64_t ready_ns, bool gone_means_ended) {
   AdoptCheck check{.not_before_ns = ready_ns,
-                   .not_after_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count(),
+                   .not_after_ns = wallNs(),
                    .cgroup = readText("/proc/self/cgroup", 4096)};
   int fd = -1;
   for (pid_t pid : findSruns(options_, spec)) {

@@ -16,6 +16,8 @@
 #include <span>
 #include <zmq.hpp>
 
+#include "accel/common/clock.h"
+
 namespace accel::event {
 namespace {
 
@@ -26,12 +28,6 @@ constexpr int kPollMs = 50;
 // an ack, a link event or the stop wakes the sender (the bound is only a
 // safety net), so an idle agent does not wake up 20 times a second.
 constexpr int kIdlePollMs = 60000;
-
-int64_t clockNs(clockid_t id) {
-  timespec ts{};
-  clock_gettime(id, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 }  // namespace
 
@@ -340,7 +336,7 @@ Result<std::unique_ptr<Outbox>> Outbox::start(OutboxOptions options) {
 }
 
 Status Outbox::publish(const Event& event) {
-  Header h{options_.node, epoch_, 0, clockNs(CLOCK_REALTIME), clockNs(CLOCK_MONOTONIC)};
+  Header h{options_.node, epoch_, 0, wallNs(), monoNs()};
   const Priority priority = priorityOf(event);
   const bool telemetry = priority == Priority::kTelemetry;
   std::unique_lock lock(publish_mu_);

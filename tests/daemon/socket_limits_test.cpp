@@ -199,28 +199,36 @@ TEST_F(SocketLimitsTest, AUserConnectingFasterThanItsRateIsRefused) {
   std::string counts = asUser(kUser, [&] {
     auto req = statusRequest();
     int ok = 0, rate = 0;
+    std::string other;  // any other answer, for the failure message
     const auto begun = std::chrono::steady_clock::now();
     for (int i = 0; i < 30; ++i) {
       auto r = ipc::call(h_.socketPath(), req.data(), req.size(), 2s);
-      if (!r.ok()) continue;
+      if (!r.ok()) {
+        other += "; call " + std::to_string(i) + ": " + r.error().message();
+        continue;
+      }
       const auto* reply = flatbuffers::GetRoot<control::Reply>(r->data());
-      if (reply->outcome() == control::Outcome::Ok) ++ok;
-      if (reply->outcome() == control::Outcome::Busy && reply->message() &&
-          reply->message()->str().find("ControlUserRate") != std::string::npos)
+      if (reply->outcome() == control::Outcome::Ok) {
+        ++ok;
+      } else if (reply->outcome() == control::Outcome::Busy && reply->message() &&
+                 reply->message()->str().find("ControlUserRate") != std::string::npos) {
         ++rate;
+      } else {
+        other += "; call " + std::to_string(i) + ": " + (reply->message() ? reply->message()->str() : "?");
+      }
     }
     auto took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begun);
-    return std::to_string(ok) + " " + std::to_string(rate) + " " + std::to_string(took_ms.count());
+    return std::to_string(ok) + " " + std::to_string(rate) + " " + std::to_string(took_ms.count()) + other;
   });
   int ok = -1, rate = -1, took_ms = -1;
-  ASSERT_EQ(std::sscanf(counts.c_str(), "%d %d %d", &ok, &rate, &took_ms), 3) << counts;
+  ASSERT_GE(std::sscanf(counts.c_str(), "%d %d %d", &ok, &rate, &took_ms), 3) << counts;
   EXPECT_GE(ok, 10) << "the burst is served";
   // The burst, and the tokens the rate gave back while the calls went on (5 a
   // second, one more for the partial one): on a busy machine 30 calls may
   // take most of a second.
   EXPECT_LE(ok, 10 + took_ms * 5 / 1000 + 1) << "30 calls in " << took_ms << " ms";
   EXPECT_LT(ok, 30) << "some are refused for the rate";
-  EXPECT_EQ(ok + rate, 30) << "the rest are refused for the rate";
+  EXPECT_EQ(ok + rate, 30) << "the rest are refused for the rate: " << counts;
   // Root is not rate-limited.
   for (int i = 0; i < 30; ++i) ASSERT_EQ(h_.ctl({"status"}).exit_code, 0) << "root's call " << i;
 }

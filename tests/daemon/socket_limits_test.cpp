@@ -198,7 +198,7 @@ TEST_F(SocketLimitsTest, AUserConnectingFasterThanItsRateIsRefused) {
   start("ControlUserRate=5\n");  // bursts of 10
   std::string counts = asUser(kUser, [&] {
     auto req = statusRequest();
-    int ok = 0, rate = 0;
+    int ok = 0, rate = 0, busy = 0;
     std::string other;  // any other answer, for the failure message
     const auto begun = std::chrono::steady_clock::now();
     for (int i = 0; i < 30; ++i) {
@@ -214,21 +214,26 @@ TEST_F(SocketLimitsTest, AUserConnectingFasterThanItsRateIsRefused) {
                  reply->message()->str().find("ControlUserRate") != std::string::npos) {
         ++rate;
       } else {
+        // Busy for another reason (on a loaded machine the pool's workers
+        // may all be at work) is counted; anything else is named.
+        if (reply->outcome() == control::Outcome::Busy) ++busy;
         other += "; call " + std::to_string(i) + ": " + (reply->message() ? reply->message()->str() : "?");
       }
     }
     auto took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begun);
-    return std::to_string(ok) + " " + std::to_string(rate) + " " + std::to_string(took_ms.count()) + other;
+    return std::to_string(ok) + " " + std::to_string(rate) + " " + std::to_string(busy) + " " +
+           std::to_string(took_ms.count()) + other;
   });
-  int ok = -1, rate = -1, took_ms = -1;
-  ASSERT_GE(std::sscanf(counts.c_str(), "%d %d %d", &ok, &rate, &took_ms), 3) << counts;
+  int ok = -1, rate = -1, busy = -1, took_ms = -1;
+  ASSERT_GE(std::sscanf(counts.c_str(), "%d %d %d %d", &ok, &rate, &busy, &took_ms), 4) << counts;
   EXPECT_GE(ok, 10) << "the burst is served";
   // The burst, and the tokens the rate gave back while the calls went on (5 a
   // second, one more for the partial one): on a busy machine 30 calls may
   // take most of a second.
   EXPECT_LE(ok, 10 + took_ms * 5 / 1000 + 1) << "30 calls in " << took_ms << " ms";
-  EXPECT_LT(ok, 30) << "some are refused for the rate";
-  EXPECT_EQ(ok + rate, 30) << "the rest are refused for the rate: " << counts;
+  EXPECT_GT(rate, 0) << "some are refused for the rate: " << counts;
+  EXPECT_LE(busy, 2) << "Busy for a reason other than the rate: " << counts;
+  EXPECT_EQ(ok + rate + busy, 30) << "the rest are refused for the rate: " << counts;
   // Root is not rate-limited.
   for (int i = 0; i < 30; ++i) ASSERT_EQ(h_.ctl({"status"}).exit_code, 0) << "root's call " << i;
 }

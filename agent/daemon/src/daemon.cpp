@@ -566,43 +566,6 @@ void Daemon::publishStatus() {
                  (st.last_errors.empty() ? "" : "; last error: " + st.last_errors.back()));
 }
 
-// A heartbeat now, then every HeartbeatInterval (0: none). Sending the first
-// at once tells the aggregator the node's interval and figures from its
-// start, not what it last heard before a restart.
-void Daemon::armHeartbeat() {
-  itimerspec its{};
-  its.it_interval.tv_sec = config_.heartbeat_interval.count();
-  its.it_value = its.it_interval;
-  timerfd_settime(heartbeat_fd_, 0, &its, nullptr);
-  if (its.it_interval.tv_sec > 0) sendHeartbeat();
-}
-
-void Daemon::onHeartbeatTimer() {
-  uint64_t ticks = 0;
-  (void)!read(heartbeat_fd_, &ticks, sizeof(ticks));
-  sendHeartbeat();
-}
-
-void Daemon::sendHeartbeat() {
-  auto st = manager_->stats();
-  event::NodeHeartbeat hb{.accelerators = static_cast<uint32_t>(st.devices_total),
-                          .accelerators_busy = static_cast<uint32_t>(st.devices_in_use),
-                          .jobs = static_cast<uint32_t>(st.jobs),
-                          .backlog = outbox_->stats().backlog,
-                          .interval_s = static_cast<uint32_t>(config_.heartbeat_interval.count())};
-  // The kind of work the node serves: IPUs behind a V-IPU controller, its
-  // own devices (the first one's kind), or an appliance.
-  if (vendors_.ipu) {
-    hb.accel_kind = "ipu";
-  } else if (auto use = manager_->deviceUse(); !use.empty()) {
-    hb.accel_kind = use.front().kind;
-  } else if (vendors_.appliance) {
-    hb.accel_kind = "appliance";
-  }
-  // Telemetry: a full spool drops it, which is the policy, not an error.
-  (void)outbox_->publish(hb);
-}
-
 void Daemon::reload() {
   notify::reloading();
   auto config = loadAccelConfig(options_.config_path);

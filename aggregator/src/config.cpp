@@ -101,6 +101,32 @@ ConfigSchema makeSchema() {
                    "BatchSize is reached first. Larger: fewer commits; every event's acknowledgement "
                    "waits up to this long.",
            .store = storeIn<&C::batch_wait_ms>},
+          {.name = "PingInterval",
+           .type = ValueType::kSeconds,
+           .default_value = "30",
+           .min = 0,
+           .max = 3600,
+           .help = "How often the aggregator pings each node's link (ZeroMQ's ZMTP heartbeat), so "
+                   "that links of nodes that vanished without closing them are noticed and their "
+                   "descriptors freed. 0: no pings (a node's own pings are still answered).",
+           .store = storeIn<&C::ping_interval>},
+          {.name = "PingTimeout",
+           .type = ValueType::kSeconds,
+           .default_value = "90",
+           .min = 1,
+           .max = 3600,
+           .help = "A node's link on which nothing has come for this long after a ping is closed; "
+                   "the node makes a new one when it can.",
+           .store = storeIn<&C::ping_timeout>},
+          {.name = "TcpKeepAlive",
+           .type = ValueType::kSeconds,
+           .default_value = "60",
+           .min = 0,
+           .max = 7200,
+           .help = "On a tcp:// Listen address, the idle time after which the kernel starts TCP "
+                   "keepalive probes on a node's link (then one every 10 seconds, or this value if "
+                   "smaller; three unanswered close it). 0: the system's default.",
+           .store = storeIn<&C::tcp_keepalive>},
           {.name = "Synchronous",
            .type = ValueType::kEnum,
            .default_value = "full",

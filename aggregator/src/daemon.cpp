@@ -125,7 +125,8 @@ int runDaemon(const AggregatorConfig& c) {
     metrics_server = std::move(*m);
   }
   ServerOptions options{c.listen, *keys, c.allow_list_dir, c.max_frame_bytes, c.batch_size,
-                        std::chrono::milliseconds(c.batch_wait_ms)};
+                        std::chrono::milliseconds(c.batch_wait_ms), c.ping_interval, c.ping_timeout,
+                        c.tcp_keepalive};
   auto server = Server::start(options, ingestor, metrics);
   if (!server.ok()) return fail("listen", server.error());
 

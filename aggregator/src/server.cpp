@@ -262,6 +262,17 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
     r.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(o.max_frame_bytes * 4));
     r.set(zmq::sockopt::rcvhwm, 100000);
     r.set(zmq::sockopt::sndhwm, 100000);
+    if (o.ping_interval.count() > 0) {
+      r.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o.ping_interval.count()));
+      r.set(zmq::sockopt::heartbeat_timeout, static_cast<int>(o.ping_timeout.count()));
+    }
+    if (o.tcp_keepalive.count() > 0) {
+      const int idle = static_cast<int>(o.tcp_keepalive.count());
+      r.set(zmq::sockopt::tcp_keepalive, 1);
+      r.set(zmq::sockopt::tcp_keepalive_idle, idle);
+      r.set(zmq::sockopt::tcp_keepalive_intvl, std::min(idle, 10));
+      r.set(zmq::sockopt::tcp_keepalive_cnt, 3);
+    }
     r.bind(o.listen);
   } catch (const zmq::error_t& e) {
     return Error(ErrorCode::kUnavailable, "listen on " + o.listen + ": " + e.what());

@@ -236,6 +236,53 @@ ConfigSchema makeAccelSchema() {
            .help = "This node's CURVE secret key (accel-keygen). Refused if group or others can read "
                    "it. Its .pub file goes into the aggregator's AllowListDir as NODE.pub.",
            .store = storeIn<&C::node_key_file>},
+          {.name = "AggregatorReconnectMinMs",
+           .type = ValueType::kUint,
+           .default_value = "500",
+           .min = 10,
+           .max = 5000,
+           .help = "Milliseconds: the first bound of the wait before the agent tries the aggregator "
+                   "again, after a lost link or a failed attempt. Each wait is drawn at random from "
+                   "the upper half of its bound (from 250 to 500 ms by default), and the bound "
+                   "doubles after every failed attempt up to AggregatorReconnectMaxMs, so that the "
+                   "nodes of a cluster whose aggregator restarts come back spread out, not at once.",
+           .store = storeIn<&C::aggregator_reconnect_min_ms>},
+          {.name = "AggregatorReconnectMaxMs",
+           .type = ValueType::kUint,
+           .default_value = "30000",
+           .min = 5000,
+           .max = 600000,
+           .help = "Milliseconds: the largest bound of that wait. Its range starts where "
+                   "AggregatorReconnectMinMs's ends, so the two never contradict each other.",
+           .store = storeIn<&C::aggregator_reconnect_max_ms>},
+          {.name = "AggregatorPingInterval",
+           .type = ValueType::kSeconds,
+           .default_value = "10",
+           .min = 0,
+           .max = 3600,
+           .help = "How often the agent pings the aggregator on its link (ZeroMQ's ZMTP heartbeat), "
+                   "so that a link to an aggregator that hangs, or whose host vanished, is noticed "
+                   "and replaced. 0: no pings (the link then relies on TCP alone).",
+           .store = storeIn<&C::aggregator_ping_interval>},
+          {.name = "AggregatorPingTimeout",
+           .type = ValueType::kSeconds,
+           .default_value = "30",
+           .min = 1,
+           .max = 3600,
+           .help = "A link on which nothing has come from the aggregator for this long after a ping "
+                   "is closed and made again (after the reconnect wait); unacknowledged events are "
+                   "sent again. The aggregator is told the same bound for its side of the link.",
+           .store = storeIn<&C::aggregator_ping_timeout>},
+          {.name = "AggregatorTcpKeepAlive",
+           .type = ValueType::kSeconds,
+           .default_value = "60",
+           .min = 0,
+           .max = 7200,
+           .help = "On a tcp:// link, the idle time after which the kernel starts TCP keepalive "
+                   "probes (then one every 10 seconds, or this value if smaller; three unanswered "
+                   "close the link). Keeps firewalls and NAT from dropping an idle link unnoticed. "
+                   "0: the system's default (usually no keepalive).",
+           .store = storeIn<&C::aggregator_tcp_keepalive>},
           {.name = "EventSpoolDir",
            .type = ValueType::kPath,
            .help = "Directory of the event spool (events not yet acknowledged by the aggregator) "

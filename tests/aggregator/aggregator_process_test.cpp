@@ -1,5 +1,6 @@
 // accel-aggregatord and real outboxes (event_emitter) as separate processes
-// over ZeroMQ ipc:// in a temp dir: delivery exactly once across restarts and
+// over ZeroMQ ipc:// in a temp dir (TCP loopback for the link tests): delivery
+// exactly once across restarts and
 // kill -9 of either side; hostile peers are refused and counted; a job on two
 // nodes waits for both epilogs, across a restart.
 #include <arpa/inet.h>
@@ -28,6 +29,7 @@
 #include "accel/common/safe_file.h"
 #include "accel/events/codec.h"
 #include "accel/events/curve_keys.h"
+#include "accel/events/outbox.h"
 
 namespace {
 
@@ -117,7 +119,40 @@ class AggregatorProcessTest : public ::testing::Test {
     if (!HasFailure()) (void)accel::removeTree(dir_);
     else std::fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
   }
-  std::string endpoint() const { return "ipc://" + dir_ + "/agg.sock"; }
+  std::string endpoint() const { return tcp_.empty() ? "ipc://" + dir_ + "/agg.sock" : tcp_; }
+  // The aggregator listens on TCP loopback instead, as it does for real nodes.
+  void listenOnTcp() {
+    tcp_ = "tcp://127.0.0.1:" + std::to_string(freePort());
+    std::ifstream in(dir_ + "/agg.conf");
+    std::string text, line;
+    while (std::getline(in, line)) text += (line.rfind("Listen=", 0) == 0 ? "Listen=" + tcp_ : line) + "\n";
+    std::ofstream(dir_ + "/agg.conf") << text;
+  }
+  // A second node on the allow list, with its keys.
+  CurveKeyPair addNode(const std::string& name) {
+    CurveKeyPair keys = *accel::event::generateCurveKeyPair();
+    std::ofstream(dir_ + "/nodes/" + name + ".pub") << keys.public_key << "\n";
+    return keys;
+  }
+  // An outbox of this process for `node`, its spool in the test directory.
+  std::unique_ptr<accel::event::Outbox> outbox(const std::string& node, const CurveKeyPair& keys,
+                                               std::chrono::milliseconds ping) {
+    accel::event::OutboxOptions o;
+    o.node = node;
+    o.spool_dir = dir_ + "/spool-" + node;
+    o.endpoint = endpoint();
+    o.server_public_key = server_.public_key;
+    o.client_keys = keys;
+    o.reconnect_min = 100ms;
+    o.reconnect_max = 800ms;
+    o.attempt_timeout = 2s;
+    o.ack_timeout = 2s;
+    o.ping_interval = ping;
+    o.ping_timeout = 3 * ping;
+    auto box = accel::event::Outbox::start(o);
+    EXPECT_TRUE(box.ok()) << box.error().message();
+    return box.ok() ? std::move(*box) : nullptr;
+  }
 
   void startAggregator() {
     int before = readies_;
@@ -225,7 +260,77 @@ class AggregatorProcessTest : public ::testing::Test {
   std::atomic<bool> stop_reader_{false};
   std::atomic<int> readies_{0};
   pid_t agg_ = -1;
+  std::string tcp_;  // set: the aggregator listens here
 };
+
+template <typename Pred>
+bool waitFor(Pred pred, std::chrono::seconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+accel::event::TaskStarted task(uint32_t id) { return {.job_id = 7, .step_id = 0, .task_id = id, .pid = 1}; }
+
+// An aggregator that hangs (SIGSTOP: the kernel still holds its TCP
+// connections open, so nothing at the TCP level notices) is found out by the
+// link's pings: the node drops the link and keeps trying. A node without
+// pings keeps its dead link all along. Both deliver everything, once, when
+// the aggregator runs again.
+TEST_F(AggregatorProcessTest, PingsFindAHungAggregatorOverTcpAndNothingIsLostWhenItWakes) {
+  listenOnTcp();
+  CurveKeyPair quiet_keys = addNode("node2");
+  startAggregator();
+  auto pinging = outbox("node1", node_, 300ms);
+  auto quiet = outbox("node2", quiet_keys, 0ms);
+  ASSERT_TRUE(pinging && quiet);
+  ASSERT_TRUE(pinging->publish(task(1)).ok());
+  ASSERT_TRUE(quiet->publish(task(1)).ok());
+  ASSERT_TRUE(waitFor([&] { return pinging->stats().backlog == 0 && quiet->stats().backlog == 0; }, 20s));
+  ASSERT_TRUE(pinging->stats().link_up && quiet->stats().link_up);
+
+  ASSERT_EQ(kill(agg_, SIGSTOP), 0);
+  for (uint32_t i = 2; i <= 5; ++i) ASSERT_TRUE(pinging->publish(task(i)).ok() && quiet->publish(task(i)).ok());
+  EXPECT_TRUE(waitFor([&] { return !pinging->stats().link_up; }, 10s)) << "pings every 0.3 s, timeout 0.9 s";
+  EXPECT_GE(pinging->stats().reconnects, 1u);
+  EXPECT_TRUE(quiet->stats().link_up) << "without pings nothing should notice the hung peer";
+  EXPECT_EQ(quiet->stats().reconnects, 0u);
+  // Attempts go on against the hung aggregator, spaced by the back-off
+  // (each ends at the 2 s attempt timeout or at a ping).
+  EXPECT_TRUE(waitFor([&] { return pinging->stats().attempts >= 2; }, 10s));
+
+  ASSERT_EQ(kill(agg_, SIGCONT), 0);
+  EXPECT_TRUE(waitFor([&] { return pinging->stats().backlog == 0 && quiet->stats().backlog == 0; }, 30s))
+      << describe(pinging->stats()) << " / " << describe(quiet->stats());
+  EXPECT_TRUE(pinging->stats().link_up);
+  for (const char* node : {"node1", "node2"})
+    EXPECT_EQ(query(std::string("SELECT count(*) || ' ' || count(DISTINCT seq) FROM events WHERE node='") + node +
+                    "' AND kind='task_started'"),
+              "5 5")
+        << node;
+}
+
+// With nobody listening the node retries, spaced out by the back-off (waits
+// of 50-100, 100-200, 200-400, then 400-800 ms at most: 5 to 11 attempts in
+// 3 s), not in a tight loop; once the aggregator listens, the link comes up
+// and the spooled events arrive.
+TEST_F(AggregatorProcessTest, ANodeBacksOffWhileNobodyListensAndDeliversOnceTheAggregatorComes) {
+  listenOnTcp();
+  auto box = outbox("node1", node_, 1000ms);
+  ASSERT_TRUE(box);
+  for (uint32_t i = 1; i <= 3; ++i) ASSERT_TRUE(box->publish(task(i)).ok());
+  std::this_thread::sleep_for(3s);
+  auto s = box->stats();
+  EXPECT_FALSE(s.link_up);
+  EXPECT_GE(s.attempts, 3u) << "the node should keep trying";
+  EXPECT_LE(s.attempts, 12u) << "attempts not spaced by the back-off";
+  startAggregator();
+  EXPECT_TRUE(waitFor([&] { return box->stats().backlog == 0; }, 20s)) << describe(box->stats());
+  EXPECT_EQ(query("SELECT count(*) FROM events WHERE node='node1' AND kind='task_started'"), "3");
+}
 
 TEST_F(AggregatorProcessTest, EventsSpooledWhileAggregatorIsDownArriveExactlyOnce) {
   ASSERT_EQ(waitExit(emitter(100000, false), 120s), 0);  // epoch 1, nobody listening

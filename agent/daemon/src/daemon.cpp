@@ -188,7 +188,7 @@ Status Daemon::start() {
     manager_->setNoIpuController("no " + std::string(kVipuConfName) + " beside " + options_.config_path);
   ACCEL_TRY(makeDirectory(config_.state_dir, 0700).context("state directory"));
   auto opts = event::outboxOptionsFrom(config_, shortHostname());
-  if (!opts.ok()) return opts.error().context("event outbox");
+  if (!opts.ok()) return opts.error().context("event outbox (" + options_.config_path + ")");
   opts->on_refused = [](const event::Nack& n) {
     log::warning("events: the aggregator refused event " + std::to_string(n.seq) + " of epoch " +
                  std::to_string(n.epoch) + " (" + event::nackReasonName(n.reason) +

@@ -7,16 +7,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <span>
 #include <zmq.hpp>
 
 #include "accel/common/clock.h"
+#include "accel/events/reconnect_backoff.h"
 
 namespace accel::event {
 namespace {
@@ -38,7 +41,11 @@ constexpr int kIdlePollMs = 60000;
 // acknowledgements. The syncer wakes the sender after every sync.
 class Outbox::Sender {
  public:
-  Sender(const OutboxOptions& o, Spool& spool) : o_(o), spool_(spool), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  Sender(const OutboxOptions& o, Spool& spool)
+      : o_(o),
+        spool_(spool),
+        wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        backoff_(o.reconnect_min, o.reconnect_max, std::random_device{}()) {
     ACCEL_CHECK(wake_fd_ >= 0);
     syncer_ = std::thread([this] { syncLoop(); });
     thread_ = std::thread([this] { run(); });
@@ -73,6 +80,7 @@ class Outbox::Sender {
     s.sent = sent_;
     s.acked = acked_;
     s.reconnects = reconnects_;
+    s.attempts = attempts_;
     s.io_errors = io_errors_;
     s.refused = refused_;
     s.syncs = syncs_;
@@ -87,17 +95,14 @@ class Outbox::Sender {
   void run() {
     while (!stop_) {
       try {
-        if (!o_.endpoint.empty() && !connected_) {
-          monitor_.reset();  // what a failed attempt left
-          sock_.reset();
-          connect();
-          connected_ = true;
-        }
         while (!stop_) turn();
       } catch (const zmq::error_t& e) {
         if (e.num() == ETERM) return;
         ++io_errors_;
-        if (e.num() != EINTR) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (e.num() != EINTR) {
+          dropLink();  // a socket in an unknown state: start again with a new one
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
       }
     }
   }
@@ -131,29 +136,76 @@ class Outbox::Sender {
     if (!spool_.sync().ok()) ++io_errors_;
   }
 
+  // One attempt: a new socket and its monitor. zmq's own reconnect is off
+  // (its jitter is at most reconnect_ivl, whatever the back-off): when this
+  // attempt fails or its link is lost, dropLink() closes the socket and the
+  // back-off says when the next one is made.
   void connect() {
+    using std::chrono::duration_cast;
+    using std::chrono::milliseconds;
     sock_.emplace(ctx_, zmq::socket_type::dealer);
     sock_->set(zmq::sockopt::linger, 0);
     sock_->set(zmq::sockopt::immediate, 1);  // no queueing into a pipe that has no peer yet
-    sock_->set(zmq::sockopt::reconnect_ivl, static_cast<int>(o_.reconnect_min.count()));
-    sock_->set(zmq::sockopt::reconnect_ivl_max, static_cast<int>(o_.reconnect_max.count()));
+    sock_->set(zmq::sockopt::reconnect_ivl, -1);
+    sock_->set(zmq::sockopt::connect_timeout, static_cast<int>(o_.attempt_timeout.count() / 2));
+    sock_->set(zmq::sockopt::handshake_ivl, static_cast<int>(o_.attempt_timeout.count() / 2));
+    if (o_.ping_interval.count() > 0) {
+      sock_->set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o_.ping_interval.count()));
+      sock_->set(zmq::sockopt::heartbeat_timeout, static_cast<int>(o_.ping_timeout.count()));
+      sock_->set(zmq::sockopt::heartbeat_ttl, static_cast<int>(o_.ping_timeout.count()));
+    }
+    if (o_.tcp_keepalive.count() > 0) {
+      const int idle = static_cast<int>(o_.tcp_keepalive.count());
+      sock_->set(zmq::sockopt::tcp_keepalive, 1);
+      sock_->set(zmq::sockopt::tcp_keepalive_idle, idle);
+      sock_->set(zmq::sockopt::tcp_keepalive_intvl, std::min(idle, 10));
+      sock_->set(zmq::sockopt::tcp_keepalive_cnt, 3);
+    }
     sock_->set(zmq::sockopt::sndhwm, 10000);
     sock_->set(zmq::sockopt::maxmsgsize, int64_t{4096});  // acks are tiny
     sock_->set(zmq::sockopt::curve_serverkey, o_.server_public_key);
     sock_->set(zmq::sockopt::curve_publickey, o_.client_keys.public_key);
     sock_->set(zmq::sockopt::curve_secretkey, o_.client_keys.secret_key);
-    std::string mon = "inproc://accel-outbox-monitor";
+    // A name per attempt: the last attempt's monitor endpoint may still be
+    // bound while zmq finishes closing its socket.
+    std::string mon = "inproc://accel-outbox-monitor-" + std::to_string(attempts_ + 1);
     ACCEL_CHECK(zmq_socket_monitor(sock_->handle(), mon.c_str(),
-                                   ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
+                                   ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
                                        ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) == 0);
     monitor_.emplace(ctx_, zmq::socket_type::pair);
     monitor_->connect(mon);
+    ++attempts_;
+    attempt_started_ = Clock::now();
     sock_->connect(o_.endpoint);
+  }
+
+  // The attempt failed or the link is gone: close the socket (what was in
+  // flight is sent again on the next link) and draw the wait.
+  void dropLink() {
+    if (link_up_) ++reconnects_;
+    link_up_ = false;
+    monitor_.reset();
+    sock_.reset();
+    rewind();
+    retry_at_ = Clock::now() + backoff_.next();
+  }
+
+  // No socket and the wait is over: the next attempt.
+  void connectIfDue() {
+    if (o_.endpoint.empty() || sock_ || Clock::now() < retry_at_) return;
+    connect();
+  }
+
+  // Milliseconds until the next attempt is due (no socket), for the poll.
+  int msUntilRetry() const {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(retry_at_ - Clock::now()).count();
+    return static_cast<int>(std::clamp<int64_t>(left + 1, 0, kIdlePollMs));
   }
 
   void turn() {
     drainWake();
+    connectIfDue();
     Sending state = sock_ ? sendSome() : Sending::kIdle;
     const bool blocked = state == Sending::kBlocked;
     std::vector<zmq::pollitem_t> items{{nullptr, wake_fd_, ZMQ_POLLIN, 0}};
@@ -162,10 +214,16 @@ class Outbox::Sender {
       items.push_back({monitor_->handle(), 0, ZMQ_POLLIN, 0});
     }
     int wait_ms = state == Sending::kMore ? 0 : (blocked || in_flight_ > 0 || pending_) ? kPollMs : kIdlePollMs;
+    if (!o_.endpoint.empty() && !sock_) wait_ms = std::min(wait_ms, msUntilRetry());
+    if (sock_ && !link_up_) wait_ms = std::min(wait_ms, kPollMs);  // the attempt's deadline
     zmq::poll(items, std::chrono::milliseconds(wait_ms));
     if (!sock_) return;
     readAcks();
-    readMonitor();
+    if (!readMonitor()) return;
+    if (!link_up_ && Clock::now() - attempt_started_ > o_.attempt_timeout) {
+      dropLink();
+      return;
+    }
     checkAckTimeout();
   }
 
@@ -232,7 +290,8 @@ class Outbox::Sender {
     if (o_.on_refused) o_.on_refused(nack);
   }
 
-  void readMonitor() {
+  // False when the link failed and the socket is gone (dropLink).
+  bool readMonitor() {
     zmq::message_t ev, addr;
     while (monitor_->recv(ev, zmq::recv_flags::dontwait)) {
       if (ev.more()) (void)monitor_->recv(addr, zmq::recv_flags::none);
@@ -241,13 +300,16 @@ class Outbox::Sender {
       std::memcpy(&id, ev.data(), sizeof id);
       if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
         link_up_ = true;
+        backoff_.reset();
         rewind();  // whatever went into the old pipe may be gone
       } else {
-        if (link_up_ && id == ZMQ_EVENT_DISCONNECTED) ++reconnects_;
-        link_up_ = false;
-        rewind();
+        // Refused, closed, lost (a ping unanswered too) or a failed
+        // handshake: with zmq's reconnect off this socket is done for.
+        dropLink();
+        return false;
       }
     }
+    return true;
   }
 
   void checkAckTimeout() {
@@ -269,7 +331,9 @@ class Outbox::Sender {
   std::atomic<bool> stop_{false};
   zmq::context_t ctx_{1};
   std::optional<zmq::socket_t> sock_, monitor_;
-  bool connected_ = false;  // connect() finished
+  ReconnectBackoff backoff_;
+  Clock::time_point retry_at_{};         // no socket: the next attempt is due then
+  Clock::time_point attempt_started_{};  // the socket's connect()
   SpoolPos cursor_;
   std::optional<std::vector<uint8_t>> pending_;
   std::pair<uint64_t, uint64_t> pending_meta_;  // its epoch and seq
@@ -277,7 +341,8 @@ class Outbox::Sender {
   std::set<std::pair<uint64_t, uint64_t>> skipped_;  // (epoch, seq) refused and skipped, not yet acknowledged
   uint64_t in_flight_ = 0;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
-  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, io_errors_{0}, refused_{0}, syncs_{0}, slowest_sync_us_{0};
+  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, attempts_{0}, io_errors_{0}, refused_{0}, syncs_{0},
+      slowest_sync_us_{0};
   std::atomic<bool> link_up_{false};
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;

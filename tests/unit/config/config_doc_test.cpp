@@ -139,7 +139,9 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                       "Fabric", "FabricInterfaces", "FabricManagementInterface",
                                       "FabricMtu", "FabricAddressRange", "FabricAddressPrefix",
                                       "FabricNetns", "FabricRoutes", "AggregatorAddress", "AggregatorPublicKeyFile",
-                                      "NodeKeyFile", "EventSpoolDir", "EventSpoolMaxSize", "HeartbeatInterval",
+                                      "NodeKeyFile", "AggregatorReconnectMinMs", "AggregatorReconnectMaxMs",
+                                      "AggregatorPingInterval", "AggregatorPingTimeout", "AggregatorTcpKeepAlive",
+                                      "EventSpoolDir", "EventSpoolMaxSize", "HeartbeatInterval",
                                       "ApplianceKillGrace", "SurrogateSteps",
                                       "ApplianceTimeOnRequeue"}));
 }

@@ -34,6 +34,12 @@ struct ServerOptions {
   // How long a batch stays open for more frames after its first one: fewer,
   // larger commits under load, at most this much added acknowledgement delay.
   std::chrono::milliseconds batch_wait{5};
+  // Links: a ZMTP PING to each node every ping_interval (0: none), a link
+  // silent for ping_timeout after one is closed; TCP keepalive probes after
+  // tcp_keepalive idle (0: the system's default).
+  std::chrono::milliseconds ping_interval{30000};
+  std::chrono::milliseconds ping_timeout{90000};
+  std::chrono::seconds tcp_keepalive{60};
 };
 
 // A refused frame, for the daemon's log.

@@ -62,6 +62,11 @@ struct AccelConfig {
   std::optional<std::string> aggregator_address;
   std::string aggregator_public_key_file;
   std::string node_key_file;
+  std::uint32_t aggregator_reconnect_min_ms = 0;  // the link's back-off (reconnect_backoff.h)
+  std::uint32_t aggregator_reconnect_max_ms = 0;
+  std::chrono::seconds aggregator_ping_interval{0};  // ZMTP heartbeats; 0: none
+  std::chrono::seconds aggregator_ping_timeout{0};
+  std::chrono::seconds aggregator_tcp_keepalive{0};  // idle time before probes; 0: none
   std::optional<std::string> event_spool_dir;
   std::uint64_t event_spool_max_size = 0;
   std::chrono::seconds heartbeat_interval{0};  // 0: no heartbeats

@@ -44,9 +44,20 @@ struct OutboxOptions {
   std::string endpoint;    // "tcp://host:port" or "ipc:///path"; empty: spool only, never send
   std::string server_public_key;  // Z85 key of the aggregator
   CurveKeyPair client_keys;       // this node's key pair (loadSecretKey)
-  // Reconnect back-off: zmq doubles the interval from min up to max.
-  std::chrono::milliseconds reconnect_min{100};
+  // The link to the aggregator. After a lost link or a failed attempt the
+  // outbox waits (ReconnectBackoff: random, bound doubling from min to max),
+  // then makes a new socket; zmq's own reconnect is off. An attempt that has
+  // not finished its CURVE handshake after attempt_timeout has failed.
+  std::chrono::milliseconds reconnect_min{500};
   std::chrono::milliseconds reconnect_max{30000};
+  std::chrono::milliseconds attempt_timeout{20000};
+  // ZMTP heartbeats: a PING every ping_interval (0: none); a link on which
+  // nothing came for ping_timeout is closed (the aggregator is told the same
+  // bound for its side). TCP keepalive probes after tcp_keepalive idle (0:
+  // the system's default); both only for tcp:// endpoints' sake, harmless on ipc://.
+  std::chrono::milliseconds ping_interval{10000};
+  std::chrono::milliseconds ping_timeout{30000};
+  std::chrono::seconds tcp_keepalive{60};
   // With events in flight and no acknowledgement for this long, the sender
   // starts again from the oldest unacknowledged event (the aggregator drops
   // the duplicates this may produce).
@@ -82,6 +93,7 @@ struct OutboxStats {
   uint64_t recovered = 0;      // events found in the spool at start
   uint64_t recovery_dropped_bytes = 0;
   uint64_t reconnects = 0;     // connections lost
+  uint64_t attempts = 0;       // connection attempts made (the first one included)
   uint64_t io_errors = 0;      // spool read or sync failures in the sender
   uint64_t refused = 0;        // frames the aggregator refused (Nack)
   uint64_t syncs = 0;          // fdatasyncs of the spool (appends share them)
@@ -154,8 +166,9 @@ class Outbox {
 
 // Outbox options from accel.conf: AggregatorAddress (unset: events are only
 // spooled), AggregatorPublicKeyFile, NodeKeyFile (refused when group or
-// others can read it), EventSpoolDir (default StateDir/spool) and
-// EventSpoolMaxSize. Errors name the key file at fault.
+// others can read it), the link's Aggregator* timings, EventSpoolDir
+// (default StateDir/spool) and EventSpoolMaxSize. Errors name the key file
+// or the keys at fault.
 Result<OutboxOptions> outboxOptionsFrom(const AccelConfig& config, const std::string& node);
 
 }  // namespace accel::event

@@ -24,7 +24,7 @@ sandbox_init_paths() {
     SB_LOCK=$SANDBOX_DIR/lock
     SB_MOCK=$SANDBOX_DIR/hw_mock     # state of the fake vendor clients (tests/hw_mock)
     AGENT_SOCKET=$SB_RUN/accel/control.sock
-    AGG_ENDPOINT=ipc://$SB_RUN/aggregator.sock
+    AGG_SOCKET=$SB_RUN/aggregator.sock  # one node: the aggregator's endpoint (see aggregator_endpoint)
     # The fabric's private network namespace, named after the sandbox path so two sandboxes
     # never share one; the host's own interfaces are never touched.
     local sum
@@ -364,8 +364,19 @@ sandbox_file_holders() {
         sed -n 's|^/proc/\([0-9]*\).*|\1|p' | sort -un
 }
 
+# Where the agents reach accel-aggregatord. One node: a unix socket. Several: TCP on the
+# bridge's address (where slurmctld is too), with CURVE, as real nodes reach it.
+aggregator_endpoint() {
+    if [[ $MULTI == yes ]]; then
+        echo "tcp://$CTL_ADDR:$AGG_PORT"
+    else
+        echo "ipc://$AGG_SOCKET"
+    fi
+}
+
 # --- ports -----------------------------------------------------------------------------------
-# Four TCP ports (slurmctld, slurmd, slurmdbd, the aggregator's metrics). The search starts at a base derived from the
+# Five TCP ports (slurmctld, slurmd, slurmdbd, the aggregator's metrics, the aggregator's
+# events when the sandbox has several nodes). The search starts at a base derived from the
 # sandbox path, so two sandboxes rarely even probe the same ports, and stays below the
 # kernel's ephemeral range (32768 up) so client sockets cannot take them later.
 pick_ports() {
@@ -379,13 +390,14 @@ pick_ports() {
     hash=$(cksum <<<"$SANDBOX_DIR")
     base=$((20000 + ${hash%% *} % 1000 * 10))
     PORTS=()
-    for ((port = base; port < base + 500 && ${#PORTS[@]} < 4; port++)); do
+    for ((port = base; port < base + 500 && ${#PORTS[@]} < 5; port++)); do
         [[ -z ${used[$port]:-} ]] && PORTS+=("$port")
     done
-    ((${#PORTS[@]} == 4)) || die "no four free TCP ports found from $base"
+    ((${#PORTS[@]} == 5)) || die "no five free TCP ports found from $base"
     CTLD_PORT=${PORTS[0]} SLURMD_PORT=${PORTS[1]} DBD_PORT=${PORTS[2]} METRICS_PORT=${PORTS[3]}
-    printf 'CTLD_PORT=%s\nSLURMD_PORT=%s\nDBD_PORT=%s\nMETRICS_PORT=%s\n' "$CTLD_PORT" \
-        "$SLURMD_PORT" "$DBD_PORT" "$METRICS_PORT" >"$SB_STATE/ports"
+    AGG_PORT=${PORTS[4]}
+    printf 'CTLD_PORT=%s\nSLURMD_PORT=%s\nDBD_PORT=%s\nMETRICS_PORT=%s\nAGG_PORT=%s\n' "$CTLD_PORT" \
+        "$SLURMD_PORT" "$DBD_PORT" "$METRICS_PORT" "$AGG_PORT" >"$SB_STATE/ports"
 }
 
 load_ports() {
@@ -393,8 +405,9 @@ load_ports() {
     local key value
     while IFS='=' read -r key value; do
         case $key in
-        CTLD_PORT | SLURMD_PORT | DBD_PORT | METRICS_PORT) printf -v "$key" '%s' "$value" ;;
+        CTLD_PORT | SLURMD_PORT | DBD_PORT | METRICS_PORT | AGG_PORT) printf -v "$key" '%s' "$value" ;;
         esac
     done <"$SB_STATE/ports"
-    [[ -n ${CTLD_PORT:-} && -n ${SLURMD_PORT:-} && -n ${DBD_PORT:-} && -n ${METRICS_PORT:-} ]]
+    [[ -n ${CTLD_PORT:-} && -n ${SLURMD_PORT:-} && -n ${DBD_PORT:-} && -n ${METRICS_PORT:-} &&
+        -n ${AGG_PORT:-} ]]
 }

@@ -174,16 +174,25 @@ start_slurmctld() {
 }
 
 # --- aggregatord (accel-aggregatord) ------------------------------------------------------------
-# The central event service, on a unix socket; it writes job summaries into AdminComment
-# through slurmdbd, so it starts after slurmctld and slurmdbd.
+# The central event service, on a unix socket, or on TCP for several nodes (aggregator_endpoint);
+# it writes job summaries into AdminComment through slurmdbd, so it starts after slurmctld and
+# slurmdbd.
 start_aggregatord() {
     local agg=$BUILD_DIR/bin/accel-aggregatord
     [[ -x $agg ]] || die "accel-aggregatord is not built in $BUILD_DIR"
     mkdir -p "$AGG_DIR"
     # A socket left by an earlier run would look like a listener before this one runs.
-    rm -f "$SB_RUN/aggregator.sock"
+    rm -f "$AGG_SOCKET"
     spawn aggregatord "$agg" --config "$SB_ETC/accel-aggregator.conf"
-    wait_until "$TIMEOUT" "accel-aggregatord to listen" test -S "$SB_RUN/aggregator.sock"
+    wait_until "$TIMEOUT" "accel-aggregatord to listen on $(aggregator_endpoint)" aggregator_listens
+}
+
+aggregator_listens() {
+    if [[ $MULTI == yes ]]; then
+        [[ -n $(ss -Hltn "src $CTL_ADDR and sport = :$AGG_PORT") ]]
+    else
+        test -S "$AGG_SOCKET"
+    fi
 }
 
 # --- the fabric namespace ----------------------------------------------------------------------

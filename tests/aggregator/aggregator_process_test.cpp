@@ -1,8 +1,8 @@
-// accel-aggregatord and real outboxes (event_emitter) as separate processes
-// over ZeroMQ ipc:// in a temp dir (TCP loopback for the link tests): delivery
-// exactly once across restarts and
-// kill -9 of either side; hostile peers are refused and counted; a job on two
-// nodes waits for both epilogs, across a restart.
+// accel-aggregatord and real outboxes (event_emitter, or outboxes in this
+// process) over ZeroMQ ipc:// in a temp dir, or TCP loopback for the link
+// tests: delivery exactly once across restarts and kill -9 of either side;
+// hostile peers are refused and counted; a job on two nodes waits for both
+// epilogs, across a restart; pings find a hung aggregator; attempts back off.
 #include <arpa/inet.h>
 #include <poll.h>
 #include <fcntl.h>

@@ -6,6 +6,8 @@
 #  2. while a job holds GPUs on the third node, its heartbeat says so (busy and jobs);
 #  3. the third node's agent stopped: that node turns late after three intervals (6 s), the
 #     others stay alive; started again, it is alive again.
+# The nodes reach the aggregator as real ones do, over TCP with CURVE: its Listen address is
+# tcp://, and each node holds one established connection to it from its own address.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -56,6 +58,18 @@ done
 expect_eq "${nodes[0]}: kind" ipu "$(node_field "${nodes[0]}" .heartbeat.accel_kind)"
 expect_eq "$third: kind" gpu "$(node_field "$third" .heartbeat.accel_kind)"
 log "ok: $(accelctl nodes --database "$db" | tr '\n' '|')"
+
+listen=$(awk -F= '$1 == "Listen" { print $2 }' "$agg_conf")
+[[ $listen =~ ^tcp://([0-9.]+):([0-9]+)$ ]] || fail "the aggregator should listen on TCP, not '$listen'"
+agg_port=${BASH_REMATCH[2]}
+# ss prints Recv-Q, Send-Q, local and peer address for the established state.
+peers=$(ss -Htn state established "sport = :$agg_port" | awk '{ sub(/:[0-9]+$/, "", $4); print $4 }' | sort -u)
+expect_eq "distinct nodes connected to $listen" 3 "$(grep -c . <<<"$peers")"
+for n in "${nodes[@]}"; do
+    addr=$(awk -v n="$n" '$2 == n { print $1 }' "$ACCEL_SANDBOX_DIR/etc/hosts")
+    grep -qx -- "$addr" <<<"$peers" || fail "$n ($addr) has no connection to $listen; peers: $(tr '\n' ' ' <<<"$peers")"
+done
+log "ok: the three nodes stream over TCP to $listen"
 
 # --- 2. a GPU job on the third node shows in its heartbeat --------------------------------------
 submit -J "$tag" -w "$third" --gres=gpu:2 -o /dev/null <<SCRIPT

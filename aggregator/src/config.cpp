@@ -103,12 +103,15 @@ ConfigSchema makeSchema() {
            .store = storeIn<&C::batch_wait_ms>},
           {.name = "PingInterval",
            .type = ValueType::kSeconds,
-           .default_value = "30",
+           .default_value = "0",
            .min = 0,
            .max = 3600,
            .help = "How often the aggregator pings each node's link (ZeroMQ's ZMTP heartbeat), so "
-                   "that links of nodes that vanished without closing them are noticed and their "
-                   "descriptors freed. 0: no pings (a node's own pings are still answered).",
+                   "that links of nodes that hang without closing them are noticed and their "
+                   "descriptors freed. 0 (the default): no pings; the nodes' own pings are still "
+                   "answered, and TcpKeepAlive finds the links of nodes that vanished. Pings cost "
+                   "the aggregator a timer per node, and libzmq cancels a timer by walking all of "
+                   "them: with thousands of nodes that takes most of its I/O thread.",
            .store = storeIn<&C::ping_interval>},
           {.name = "PingTimeout",
            .type = ValueType::kSeconds,

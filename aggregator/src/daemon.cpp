@@ -3,6 +3,7 @@
 // metrics on a third. Signals are blocked everywhere and polled here, so no
 // blocking call is ever interrupted.
 #include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,6 +106,20 @@ class RefusalLog {
 
 }  // namespace
 
+// Every node holds a connection, and with it a descriptor: the soft limit
+// (1024 under systemd by default) is raised to the hard one, as thousands of
+// nodes need. Returns the limit in force.
+uint64_t raiseDescriptorLimit() {
+  rlimit fd{};
+  if (::getrlimit(RLIMIT_NOFILE, &fd) != 0) return 0;
+  if (fd.rlim_cur < fd.rlim_max) {
+    rlimit raised = fd;
+    raised.rlim_cur = fd.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) fd = raised;
+  }
+  return static_cast<uint64_t>(fd.rlim_cur);
+}
+
 int runDaemon(const AggregatorConfig& c) {
   sigset_t sigs;
   sigemptyset(&sigs);
@@ -134,7 +149,9 @@ int runDaemon(const AggregatorConfig& c) {
   std::thread comments;
   if (c.write_comments) comments = std::thread([&] { commentLoop(c, metrics, stop); });
 
-  log::info("started: listening on " + c.listen + ", database " + c.database);
+  const uint64_t fd_limit = raiseDescriptorLimit();
+  log::info("started: listening on " + c.listen + ", database " + c.database + ", up to " +
+            std::to_string(fd_limit) + " descriptors (about as many nodes)");
   notify::ready(statusLine(metrics));
   auto ping = notify::watchdogInterval();
   auto last_status = std::chrono::steady_clock::now(), last_ping = last_status, last_error = last_status - std::chrono::hours(1);

@@ -262,6 +262,10 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
     r.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(o.max_frame_bytes * 4));
     r.set(zmq::sockopt::rcvhwm, 100000);
     r.set(zmq::sockopt::sndhwm, 100000);
+    // zmq's listen backlog is 100: after a restart thousands of nodes connect
+    // within seconds, and SYNs beyond the backlog wait for their retransmit
+    // (1 s, 3 s, ...). The kernel caps it at net.core.somaxconn.
+    r.set(zmq::sockopt::backlog, 4096);
     if (o.ping_interval.count() > 0) {
       r.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o.ping_interval.count()));
       r.set(zmq::sockopt::heartbeat_timeout, static_cast<int>(o.ping_timeout.count()));

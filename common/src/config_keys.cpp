@@ -271,7 +271,7 @@ ConfigSchema makeAccelSchema() {
            .max = 3600,
            .help = "A link on which nothing has come from the aggregator for this long after a ping "
                    "is closed and made again (after the reconnect wait); unacknowledged events are "
-                   "sent again. The aggregator is told the same bound for its side of the link.",
+                   "sent again.",
            .store = storeIn<&C::aggregator_ping_timeout>},
           {.name = "AggregatorTcpKeepAlive",
            .type = ValueType::kSeconds,

@@ -475,3 +475,23 @@ TEST_F(AggregatorProcessTest, TwoNodeJobWaitsForBothEpilogsAcrossARestart) {
 }
 
 }  // namespace
+
+namespace {
+
+// An event published after a quiet spell longer than the acknowledgement
+// timeout is sent once: the timeout counts from the event, not from the
+// sender's last wake-up before the quiet spell.
+TEST_F(AggregatorProcessTest, AnEventAfterAQuietSpellIsSentOnce) {
+  startAggregator();
+  auto box = outbox("node1", node_, 0ms);  // ack timeout 2 s
+  ASSERT_TRUE(box);
+  ASSERT_TRUE(box->publish(task(1)).ok());
+  ASSERT_TRUE(waitFor([&] { return box->stats().backlog == 0; }, 20s));
+  std::this_thread::sleep_for(2500ms);
+  ASSERT_TRUE(box->publish(task(2)).ok());
+  ASSERT_TRUE(waitFor([&] { return box->stats().backlog == 0; }, 20s));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(box->stats().sent, 2u) << describe(box->stats());
+}
+
+}  // namespace

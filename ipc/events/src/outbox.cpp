@@ -26,10 +26,12 @@ namespace {
 
 constexpr int kSendBatch = 4096;        // envelopes per loop turn, so acks are read in between
 constexpr uint64_t kMaxInFlight = 50000;  // unacknowledged envelopes handed to zmq
-constexpr int kPollMs = 50;
-// With nothing in flight there is nothing to time out: sleep until publish(),
-// an ack, a link event or the stop wakes the sender (the bound is only a
-// safety net), so an idle agent does not wake up 20 times a second.
+// The sender sleeps until publish(), an ack, a link event, room on the socket
+// or the stop wakes it, or until its next deadline (the next attempt, the
+// attempt's timeout, the acknowledgement timeout); this bound is only a
+// safety net. An agent whose aggregator is away does not poll: thousands of
+// nodes waiting for a restarted aggregator would otherwise keep it from
+// running.
 constexpr int kIdlePollMs = 60000;
 
 }  // namespace
@@ -152,7 +154,11 @@ class Outbox::Sender {
     if (o_.ping_interval.count() > 0) {
       sock_->set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o_.ping_interval.count()));
       sock_->set(zmq::sockopt::heartbeat_timeout, static_cast<int>(o_.ping_timeout.count()));
-      sock_->set(zmq::sockopt::heartbeat_ttl, static_cast<int>(o_.ping_timeout.count()));
+      // No ZMQ_HEARTBEAT_TTL: it makes the aggregator's zmq arm a timer at
+      // each of our pings and cancel it at our next message, and zmq's timer
+      // cancel walks all of its timers (libzmq 4.3): with 10,000 nodes that
+      // took most of its I/O thread. The aggregator pings the nodes itself
+      // (its PingInterval) to find the silent ones.
     }
     if (o_.tcp_keepalive.count() > 0) {
       const int idle = static_cast<int>(o_.tcp_keepalive.count());
@@ -185,8 +191,13 @@ class Outbox::Sender {
   void dropLink() {
     if (link_up_) ++reconnects_;
     link_up_ = false;
-    monitor_.reset();
+    // Stop the monitor before closing either socket: zmq's I/O thread sends
+    // monitor events with a blocking send, and one sent towards a reader
+    // already closed blocks that thread, and with it every later attempt of
+    // this context, for good (seen with thousands of nodes in the scale bench).
+    if (sock_) (void)zmq_socket_monitor(sock_->handle(), nullptr, 0);
     sock_.reset();
+    monitor_.reset();
     rewind();
     retry_at_ = Clock::now() + backoff_.next();
   }
@@ -197,9 +208,16 @@ class Outbox::Sender {
     connect();
   }
 
-  // Milliseconds until the next attempt is due (no socket), for the poll.
-  int msUntilRetry() const {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(retry_at_ - Clock::now()).count();
+  // Milliseconds until the sender's next deadline, for the poll: the next
+  // attempt (no socket), the attempt's timeout (no link yet), the
+  // acknowledgement timeout (events in flight).
+  int msUntilDeadline() const {
+    std::optional<Clock::time_point> due;
+    if (!o_.endpoint.empty() && !sock_) due = retry_at_;
+    else if (sock_ && !link_up_) due = attempt_started_ + o_.attempt_timeout;
+    else if (in_flight_ > 0) due = last_progress_ + o_.ack_timeout;
+    if (!due) return kIdlePollMs;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*due - Clock::now()).count();
     return static_cast<int>(std::clamp<int64_t>(left + 1, 0, kIdlePollMs));
   }
 
@@ -213,9 +231,7 @@ class Outbox::Sender {
       items.push_back({sock_->handle(), 0, static_cast<short>(ZMQ_POLLIN | (blocked ? ZMQ_POLLOUT : 0)), 0});
       items.push_back({monitor_->handle(), 0, ZMQ_POLLIN, 0});
     }
-    int wait_ms = state == Sending::kMore ? 0 : (blocked || in_flight_ > 0 || pending_) ? kPollMs : kIdlePollMs;
-    if (!o_.endpoint.empty() && !sock_) wait_ms = std::min(wait_ms, msUntilRetry());
-    if (sock_ && !link_up_) wait_ms = std::min(wait_ms, kPollMs);  // the attempt's deadline
+    int wait_ms = state == Sending::kMore ? 0 : msUntilDeadline();
     zmq::poll(items, std::chrono::milliseconds(wait_ms));
     if (!sock_) return;
     readAcks();
@@ -254,6 +270,9 @@ class Outbox::Sender {
       if (!sock_->send(msg, zmq::send_flags::dontwait)) return Sending::kBlocked;
       pending_.reset();
       ++sent_;
+      // The acknowledgement timeout counts from the first event in flight,
+      // not from the last turn before it (which may be a long sleep ago).
+      if (in_flight_ == 0) last_progress_ = std::chrono::steady_clock::now();
       ++in_flight_;
     }
     return Sending::kMore;

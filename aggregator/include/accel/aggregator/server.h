@@ -37,7 +37,7 @@ struct ServerOptions {
   // Links: a ZMTP PING to each node every ping_interval (0: none), a link
   // silent for ping_timeout after one is closed; TCP keepalive probes after
   // tcp_keepalive idle (0: the system's default).
-  std::chrono::milliseconds ping_interval{30000};
+  std::chrono::milliseconds ping_interval{0};
   std::chrono::milliseconds ping_timeout{90000};
   std::chrono::seconds tcp_keepalive{60};
 };

@@ -52,8 +52,7 @@ struct OutboxOptions {
   std::chrono::milliseconds reconnect_max{30000};
   std::chrono::milliseconds attempt_timeout{20000};
   // ZMTP heartbeats: a PING every ping_interval (0: none); a link on which
-  // nothing came for ping_timeout is closed (the aggregator is told the same
-  // bound for its side). TCP keepalive probes after tcp_keepalive idle (0:
+  // nothing came for ping_timeout after one is closed. TCP keepalive probes after tcp_keepalive idle (0:
   // the system's default); both only for tcp:// endpoints' sake, harmless on ipc://.
   std::chrono::milliseconds ping_interval{10000};
   std::chrono::milliseconds ping_timeout{30000};

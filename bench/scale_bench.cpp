@@ -257,6 +257,21 @@ std::pair<uint64_t, uint64_t> footprint(pid_t pid) {
   return {rss, fds};
 }
 
+// CPU time (user + system) of a process so far, in seconds.
+double cpuSeconds(pid_t pid) {
+  std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; rest >> field; ++i) {  // fields 14 and 15: utime, stime
+    if (i == 14 || i == 15) ticks += std::stod(field);
+    if (i == 15) break;
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 int64_t scalar(sqlite3* db, const std::string& sql) {
   sqlite3_stmt* s = nullptr;
   int64_t v = -1;
@@ -368,8 +383,10 @@ int coordinatorMain(int argc, char** argv) {
   // Steady state, once every node had the time to connect.
   std::this_thread::sleep_for(std::chrono::seconds(std::max(5, heartbeat_s)));
   const int64_t steady_start = wallNs();
+  const double cpu_start = cpuSeconds(agg);
   std::this_thread::sleep_for(std::chrono::seconds(steady_s));
   const int64_t steady_end = wallNs();
+  const double cpu_steady = (cpuSeconds(agg) - cpu_start) * 1e9 / static_cast<double>(steady_end - steady_start);
   auto [rss1, fds1] = footprint(agg);
 
   // The storm.
@@ -423,10 +440,10 @@ int coordinatorMain(int argc, char** argv) {
   const double per_node_kib = static_cast<double>(rss1 - std::min(rss1, rss0)) / static_cast<double>(nodes);
   const double per_node_fds = static_cast<double>(fds1 - std::min(fds1, fds0)) / static_cast<double>(nodes);
   std::printf("scale: aggregator rss=%llu KiB (%llu idle, %.1f KiB per node) fds=%llu (%llu idle, %.2f per node); "
-              "after the storm rss=%llu KiB fds=%llu; published=%llu left_unacked=%llu dropped=%llu attempts=%llu\n",
+              "after the storm rss=%llu KiB fds=%llu; steady cpu=%.2f cores; published=%llu left_unacked=%llu dropped=%llu attempts=%llu\n",
               static_cast<unsigned long long>(rss1), static_cast<unsigned long long>(rss0), per_node_kib,
               static_cast<unsigned long long>(fds1), static_cast<unsigned long long>(fds0), per_node_fds,
-              static_cast<unsigned long long>(rss2), static_cast<unsigned long long>(fds2),
+              static_cast<unsigned long long>(rss2), static_cast<unsigned long long>(fds2), cpu_steady,
               static_cast<unsigned long long>(published), static_cast<unsigned long long>(backlog),
               static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(attempts));
   if (!json_out.empty()) {
@@ -451,7 +468,8 @@ int coordinatorMain(int argc, char** argv) {
                         {"fds", fds1},
                         {"fds_after_storm", fds2},
                         {"rss_per_node_kib", per_node_kib},
-                        {"fds_per_node", per_node_fds}};
+                        {"fds_per_node", per_node_fds},
+                        {"cpu_steady_cores", cpu_steady}};
     std::ofstream(json_out) << j.dump(2) << "\n";
   }
   (void)accel::removeTree(spools);

@@ -36,6 +36,21 @@ require_sandbox() {
         "'scripts/slurm-sandbox up' with the same ACCEL_SANDBOX_DIR"
     eval "$("$SANDBOX_SCRIPT" env)"
     [[ -r $SLURM_CONF ]] || fail "cannot read $SLURM_CONF"
+    settle_epilogs
+}
+
+# A job counts as ended (sacct, squeue's final states) before its epilog is done. A test that
+# starts then and restarts the agent would fail that epilog and drain the node for every test
+# after it, so each test first waits (up to 20 s) until no job is completing.
+settle_epilogs() {
+    local deadline=$((SECONDS + 20)) completing
+    while completing=$(squeue -h -t CG -o %i 2>/dev/null) && [[ -n $completing ]]; do
+        if ((SECONDS >= deadline)); then
+            log "jobs still completing after 20 s: $(tr '\n' ' ' <<<"$completing")"
+            return 0
+        fi
+        sleep 0.2
+    done
 }
 
 # Creates the test user if missing (tolerating a concurrent creation) and registers it with

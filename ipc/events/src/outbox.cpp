@@ -181,6 +181,7 @@ class Outbox::Sender {
                                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) == 0);
     monitor_.emplace(ctx_, zmq::socket_type::pair);
     monitor_->connect(mon);
+    rewind();  // a new link sends from the oldest unacknowledged event
     ++attempts_;
     attempt_started_ = Clock::now();
     sock_->connect(o_.endpoint);
@@ -318,9 +319,12 @@ class Outbox::Sender {
       uint16_t id = 0;
       std::memcpy(&id, ev.data(), sizeof id);
       if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        // No rewind here: this socket's pipe is new (connect() started it
+        // from the oldest unacknowledged event), and zmq may already have
+        // taken events into it before this event is read; going back would
+        // send those twice.
         link_up_ = true;
         backoff_.reset();
-        rewind();  // whatever went into the old pipe may be gone
       } else {
         // Refused, closed, lost (a ping unanswered too) or a failed
         // handshake: with zmq's reconnect off this socket is done for.

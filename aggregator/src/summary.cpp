@@ -67,6 +67,18 @@ std::set<std::string> usableList(const std::string& node_list, uint32_t node_cou
 
 void listNodes(JobSummary& s) { s.listed_nodes = usableList(s.node_list, s.node_count); }
 
+// The accelerators the job was given: its partition's IPUs, and the devices
+// of each node in the job's latest run. A requeued job that ran on other
+// nodes before had its earlier nodes' devices then, not on top of these.
+void recount(JobSummary& s) {
+  uint64_t count = s.partition_devices.size();
+  for (const auto& [n, devices] : s.local_devices) {
+    auto run = s.node_run.find(n);
+    if ((run == s.node_run.end() ? 0 : run->second) == s.restarts) count += devices;
+  }
+  s.accel_count = static_cast<uint32_t>(std::min<uint64_t>(count, UINT32_MAX));
+}
+
 // IPUs sit in a partition that every node of the job reports whole
 // ("p42:0".."p42:N-1"), so they count once; any other device is the node's
 // own and counts for that node. Maxima and a set: a repeated prolog result
@@ -82,9 +94,7 @@ void addDevices(JobSummary& s, const std::string& node, const event::PrologFinis
     auto& mine = s.local_devices[node];
     mine = std::max(mine, local);
   }
-  uint64_t count = s.partition_devices.size();
-  for (const auto& [n, devices] : s.local_devices) count += devices;
-  s.accel_count = static_cast<uint32_t>(std::min<uint64_t>(count, UINT32_MAX));
+  recount(s);
 }
 
 // At most `max` bytes of `text`, cut before a UTF-8 sequence rather than in
@@ -113,6 +123,7 @@ struct Merger {
   // Every node sends the same count and list; the first list given is kept.
   bool operator()(const event::PrologStarted& e) {
     const bool new_run = noteRun(s, node, e.restart_count);
+    if (new_run) recount(s);
     if (!s.listed_nodes.empty()) {  // a later run's list, let in by refusal()
       size_t before = s.later_nodes.size();
       for (const auto& n : usableList(e.node_list, e.node_count))
@@ -142,7 +153,7 @@ struct Merger {
     if (!e.cleanup_ok) s.cleanup_failed.insert(node);
     bool first = s.first_epilog_ns == 0 || received_ns < s.first_epilog_ns;
     if (received_ns > 0 && first) s.first_epilog_ns = received_ns;
-    noteRun(s, node, e.restart_count);
+    if (noteRun(s, node, e.restart_count)) recount(s);
     keepMax(runSecondsOf(s, node, e.restart_count), e.appliance_seconds);
     return true;
   }

@@ -166,6 +166,29 @@ JobSummary gpuJob(const std::string& list, uint32_t count) {
   return s;
 }
 
+// Requeued onto another node, a GPU job had its first node's GPUs and then
+// the second's, never both: the count is its latest run's.
+TEST(Summary, ARequeuedGpuJobCountsTheDevicesOfItsLatestRun) {
+  JobSummary s;
+  s.job_id = 9;
+  mergeEvent(s, "g1", PrologStarted{9, 1000, "bob", "g1", 1, 0});
+  mergeEvent(s, "g1", PrologFinished{9, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});
+  mergeEvent(s, "g1", EpilogFinished{9});
+  EXPECT_EQ(s.accel_count, 2u);
+  mergeEvent(s, "g2", PrologStarted{9, 1000, "bob", "g2", 1, 1});
+  mergeEvent(s, "g2", PrologFinished{9, JobResult::kOk, {"0", "1", "2"}, "", 1, "", "gpu"});
+  mergeEvent(s, "g2", EpilogFinished{9, JobResult::kOk, 1, "", true, 0, 1});
+  EXPECT_EQ(s.accel_count, 3u);
+  mergeEvent(s, "g1", PrologFinished{9, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});  // resent, first run
+  EXPECT_EQ(s.accel_count, 3u);
+  auto j = nlohmann::json::parse(toCommentJson(s));
+  EXPECT_EQ(j["count"], 3);
+  EXPECT_EQ(j["nodes"], nlohmann::json::array({"g1", "g2"}));
+  auto back = fromStateJson(toStateJson(s));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->accel_count, 3u);
+}
+
 TEST(Summary, GpusAreEachNodesOwnAndAddUp) {
   JobSummary s = gpuJob("g[1-2]", 2);
   mergeEvent(s, "g1", PrologFinished{9, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});

@@ -9,6 +9,7 @@ namespace accel::aggregator {
 CommentWriter::CommentWriter(Store& store, Accounting& accounting, Metrics& metrics, CommentWriterOptions options,
                              Clock clock)
     : store_(store), accounting_(accounting), metrics_(metrics), options_(options), clock_(std::move(clock)) {
+  options_.batch_size = std::max(1, options_.batch_size);
   last_refill_ns_ = clock_();
 }
 
@@ -25,38 +26,90 @@ Result<int> CommentWriter::runOnce() {
   double burst = std::max(1.0, options_.writes_per_second);
   tokens_ = std::min(burst, tokens_ + double(now - last_refill_ns_) / 1e9 * options_.writes_per_second);
   last_refill_ns_ = now;
-  int budget = static_cast<int>(tokens_);
-  if (budget == 0) return 0;
-  auto due = store_.duePending(now, budget);
-  if (!due.ok()) return due.error();
   int written = 0;
-  for (const auto& p : *due) {
-    tokens_ -= 1;
-    Status s = writeOne(p, now);
-    if (s.ok()) {
-      ++written;
-      ++metrics_.comment_writes;
-      ACCEL_TRY(store_.finishPending(p.job_id, p.generation));
-    } else {
-      ++metrics_.comment_failures;
-      ACCEL_TRY(store_.deferPending(p.job_id, p.generation, now + retryDelayNs(p.attempts), s.error().message()));
-    }
+  while (tokens_ >= 1) {
+    int take = std::min(options_.batch_size, static_cast<int>(tokens_));
+    auto due = store_.duePending(now, take);
+    if (!due.ok()) return due.error();
+    if (due->empty()) break;
+    tokens_ -= double(due->size());
+    auto n = writeBatch(*due, now);
+    if (!n.ok()) return n.error();
+    written += *n;
   }
   auto pending = store_.pendingCount();
   if (pending.ok()) metrics_.comments_pending = *pending;
   return written;
 }
 
-// Reads the current comment first so that other tools' segments survive.
-Status CommentWriter::writeOne(const PendingComment& p, int64_t) {
-  auto summary = store_.loadJob(p.job_id);
-  if (!summary.ok()) return summary.error();
-  if (!*summary) return okStatus();  // nothing known about the job: nothing to write
-  auto current = accounting_.adminComment(p.job_id);
-  if (!current.ok()) return current.error();
-  std::string merged = mergeAdminComment(*current, toCommentJson(**summary));
-  if (merged == *current) return okStatus();
-  return accounting_.setAdminComment(p.job_id, merged);
+// Reads the batch's current comments first (one query) so that other tools'
+// segments survive, writes those that change over one connection, and
+// settles the batch's queue rows in one transaction.
+Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, int64_t now) {
+  auto done = [](const PendingComment& p) {
+    SettledComment c;
+    c.job_id = p.job_id;
+    c.generation = p.generation;
+    c.done = true;
+    return c;
+  };
+  std::vector<SettledComment> settled;
+  std::vector<size_t> known;  // indexes into `due` of the jobs with a summary
+  std::vector<std::string> summaries;
+  for (size_t i = 0; i < due.size(); ++i) {
+    auto summary = store_.loadJob(due[i].job_id);
+    if (!summary.ok()) return summary.error();
+    if (!*summary) {  // nothing known about the job: nothing to write
+      settled.push_back(done(due[i]));
+      continue;
+    }
+    known.push_back(i);
+    summaries.push_back(toCommentJson(**summary));
+  }
+  auto fail = [&](const PendingComment& p, const Error& e) {
+    ++metrics_.comment_failures;
+    settled.push_back({.job_id = p.job_id, .generation = p.generation, .done = false,
+                       .next_ns = now + retryDelayNs(p.attempts), .error = e.message()});
+  };
+  int written = 0;
+  auto succeed = [&](const PendingComment& p) {
+    ++written;
+    ++metrics_.comment_writes;
+    settled.push_back(done(p));
+  };
+  std::vector<uint32_t> ids;
+  for (size_t i : known) ids.push_back(due[i].job_id);
+  auto current = ids.empty() ? Result<std::map<uint32_t, std::string>>(std::map<uint32_t, std::string>{})
+                             : accounting_.adminComments(ids);
+  std::vector<CommentUpdate> updates;
+  std::vector<size_t> updated;  // indexes into `due`, one per update
+  for (size_t k = 0; k < known.size(); ++k) {
+    const PendingComment& p = due[known[k]];
+    if (!current.ok()) {
+      fail(p, current.error());
+      continue;
+    }
+    auto it = current->find(p.job_id);
+    if (it == current->end()) {
+      fail(p, Error(ErrorCode::kNotFound, "slurmdbd has no record of job " + std::to_string(p.job_id)));
+      continue;
+    }
+    std::string merged = mergeAdminComment(it->second, summaries[k]);
+    if (merged == it->second) {
+      succeed(p);
+      continue;
+    }
+    updates.push_back({p.job_id, std::move(merged)});
+    updated.push_back(known[k]);
+  }
+  auto results = accounting_.setAdminComments(updates);
+  for (size_t u = 0; u < updated.size(); ++u) {
+    const Status& s = u < results.size() ? results[u] : Status(Error(ErrorCode::kInternal, "no result for the write"));
+    if (s.ok()) succeed(due[updated[u]]);
+    else fail(due[updated[u]], s.error());
+  }
+  ACCEL_TRY(store_.settlePending(settled));
+  return written;
 }
 
 }  // namespace accel::aggregator

@@ -47,11 +47,30 @@ ConfigSchema makeSchema() {
            .store = storeIn<&C::metrics_address>},
           {.name = "CommentWritesPerSecond",
            .type = ValueType::kUint,
-           .default_value = "10",
+           .default_value = "200",
+           .min = 1,
+           .max = 100000,
+           .help = "Most jobs per second whose AdminComment is written to slurmdbd (attempts, successful "
+                   "or not). Summaries that come faster wait in the database's queue, in order, across "
+                   "restarts.",
+           .store = storeIn<&C::comment_writes_per_second>},
+          {.name = "CommentBatchSize",
+           .type = ValueType::kUint,
+           .default_value = "50",
            .min = 1,
            .max = 1000,
-           .help = "Most AdminComment writes to slurmdbd per second.",
-           .store = storeIn<&C::comment_writes_per_second>},
+           .help = "Most jobs written over one connection to slurmdbd: their comments are read in one "
+                   "query, written one request each, and committed once.",
+           .store = storeIn<&C::comment_batch_size>},
+          {.name = "CommentConnections",
+           .type = ValueType::kUint,
+           .default_value = "8",
+           .min = 1,
+           .max = 64,
+           .help = "Connections to slurmdbd a batch of AdminComment writes is spread over, side by side. "
+                   "Each write is one request and answer; its time is mostly the network's, so writes on "
+                   "several connections go faster without more work for slurmdbd per write.",
+           .store = storeIn<&C::comment_connections>},
           {.name = "WriteComments",
            .type = ValueType::kBool,
            .default_value = "yes",

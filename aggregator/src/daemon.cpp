@@ -47,8 +47,9 @@ void commentLoop(const AggregatorConfig& c, Metrics& metrics, const std::atomic<
     log::error("comments: database: " + store.error().message());
     return;
   }
-  SlurmdbAccounting accounting(c.cluster_name, c.slurm_conf.value_or(""));
-  CommentWriter writer(**store, accounting, metrics, {.writes_per_second = double(c.comment_writes_per_second)},
+  SlurmdbAccounting accounting(c.cluster_name, c.slurm_conf.value_or(""), int(c.comment_connections));
+  CommentWriter writer(**store, accounting, metrics, {.writes_per_second = double(c.comment_writes_per_second),
+                        .batch_size = int(c.comment_batch_size)},
                        wallNs);
   uint64_t failures_seen = 0;
   while (!stop) {

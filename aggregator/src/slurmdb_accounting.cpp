@@ -7,8 +7,12 @@
 #include <slurm/slurm.h>
 #include <slurm/slurmdb.h>
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 // Exported by libslurm but missing from its headers; sacctmgr uses them to
 // get a record whose unset fields are NO_VAL (a zeroed record would also
@@ -21,8 +25,8 @@ namespace {
 
 std::once_flag g_init;
 
-// One connection per call: writes are rare and rate-limited, and a fresh
-// connection recovers from a restarted slurmdbd without extra state.
+// One connection per batch: batches are rate-limited, and a fresh connection
+// recovers from a restarted slurmdbd without extra state.
 class Connection {
  public:
   Connection() { db_ = slurmdb_connection_get(&flags_); }
@@ -36,18 +40,23 @@ class Connection {
   void* db_ = nullptr;
 };
 
-// A job condition selecting exactly one job of one cluster. The lists hold
-// pointers into this object, so they are created without destructors.
+// A job condition selecting the given jobs of one cluster (the latest record
+// of each: a requeued job's earlier runs are left alone, as sacct shows them
+// only with --duplicates). The lists hold pointers into this object, so they
+// are created without destructors.
 class JobSelector {
  public:
-  JobSelector(uint32_t job_id, const std::string& cluster) : cluster_(cluster) {
-    step_.array_task_id = NO_VAL;
-    step_.het_job_offset = NO_VAL;
-    step_.step_id.job_id = job_id;
-    step_.step_id.step_id = NO_VAL;
-    step_.step_id.step_het_comp = NO_VAL;
+  JobSelector(const std::vector<uint32_t>& job_ids, const std::string& cluster)
+      : cluster_(cluster), steps_(job_ids.size()) {
     cond_.step_list = slurm_list_create(nullptr);
-    slurm_list_append(cond_.step_list, &step_);
+    for (size_t i = 0; i < job_ids.size(); ++i) {
+      steps_[i].array_task_id = NO_VAL;
+      steps_[i].het_job_offset = NO_VAL;
+      steps_[i].step_id.job_id = job_ids[i];
+      steps_[i].step_id.step_id = NO_VAL;
+      steps_[i].step_id.step_het_comp = NO_VAL;
+      slurm_list_append(cond_.step_list, &steps_[i]);
+    }
     cond_.cluster_list = slurm_list_create(nullptr);
     slurm_list_append(cond_.cluster_list, cluster_.data());
     cond_.flags = JOBCOND_FLAG_NO_DEFAULT_USAGE;
@@ -57,11 +66,13 @@ class JobSelector {
     slurm_list_destroy(cond_.step_list);
     slurm_list_destroy(cond_.cluster_list);
   }
+  JobSelector(const JobSelector&) = delete;
+  JobSelector& operator=(const JobSelector&) = delete;
   slurmdb_job_cond_t* cond() { return &cond_; }
 
  private:
   std::string cluster_;
-  slurm_selected_step_t step_{};
+  std::vector<slurm_selected_step_t> steps_;  // never resized: the step list points into it
   slurmdb_job_cond_t cond_{};
 };
 
@@ -71,8 +82,8 @@ Error unreachable(const std::string& what) {
 
 }  // namespace
 
-SlurmdbAccounting::SlurmdbAccounting(std::optional<std::string> cluster, std::string slurm_conf)
-    : cluster_(std::move(cluster)), slurm_conf_(std::move(slurm_conf)) {
+SlurmdbAccounting::SlurmdbAccounting(std::optional<std::string> cluster, std::string slurm_conf, int connections)
+    : cluster_(std::move(cluster)), slurm_conf_(std::move(slurm_conf)), connections_(std::max(1, connections)) {
   std::call_once(g_init, [this] { slurm_init(slurm_conf_.empty() ? nullptr : slurm_conf_.c_str()); });
 }
 
@@ -90,44 +101,81 @@ Result<std::string> SlurmdbAccounting::cluster() {
   return name;
 }
 
-Result<std::string> SlurmdbAccounting::adminComment(uint32_t job_id) {
+Result<std::map<uint32_t, std::string>> SlurmdbAccounting::adminComments(const std::vector<uint32_t>& job_ids) {
+  std::map<uint32_t, std::string> out;
+  if (job_ids.empty()) return out;
   auto name = cluster();
   if (!name.ok()) return name.error();
   Connection db;
   if (!db.get()) return unreachable("slurmdbd");
-  JobSelector sel(job_id, *name);
+  JobSelector sel(job_ids, *name);
   List jobs = slurmdb_jobs_get(db.get(), sel.cond());
   if (!jobs) return unreachable("slurmdbd job query");
   std::unique_ptr<void, void (*)(void*)> guard(jobs, [](void* l) { slurm_list_destroy(static_cast<List>(l)); });
-  if (slurm_list_count(jobs) == 0)
-    return Error(ErrorCode::kNotFound, "slurmdbd has no record of job " + std::to_string(job_id));
   ListIterator it = slurm_list_iterator_create(jobs);
-  auto* rec = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it));
+  while (auto* rec = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it)))
+    out[rec->jobid] = rec->admin_comment ? rec->admin_comment : "";
   slurm_list_iterator_destroy(it);
-  return std::string(rec && rec->admin_comment ? rec->admin_comment : "");
+  return out;
 }
 
-Status SlurmdbAccounting::setAdminComment(uint32_t job_id, const std::string& comment) {
-  auto name = cluster();
-  if (!name.ok()) return name.error();
+namespace {
+
+// Writes `updates` over one connection committed once: each modify is its own
+// request to slurmdbd, and the commit makes them all durable at once.
+void writeOver(const std::string& cluster, const CommentUpdate* updates, size_t n, Status* out) {
   Connection db;
-  if (!db.get()) return unreachable("slurmdbd");
-  JobSelector sel(job_id, *name);
-  slurmdb_job_rec_t* rec = slurmdb_create_job_rec();
-  std::string text = comment;
-  rec->admin_comment = text.data();
-  List changed = slurmdb_job_modify(db.get(), sel.cond(), rec);
-  rec->admin_comment = nullptr;  // ours, not Slurm's to free
-  slurmdb_destroy_job_rec(rec);
-  if (!changed) return unreachable("slurmdbd job modify");
-  int n = slurm_list_count(changed);
-  slurm_list_destroy(changed);
-  if (n == 0) {
-    slurmdb_connection_commit(db.get(), false);
-    return Error(ErrorCode::kNotFound, "slurmdbd changed no record for job " + std::to_string(job_id));
+  if (!db.get()) {
+    for (size_t i = 0; i < n; ++i) out[i] = unreachable("slurmdbd");
+    return;
   }
-  if (slurmdb_connection_commit(db.get(), true) != SLURM_SUCCESS) return unreachable("slurmdbd commit");
-  return okStatus();
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) {
+    JobSelector sel({updates[i].job_id}, cluster);
+    slurmdb_job_rec_t* rec = slurmdb_create_job_rec();
+    std::string text = updates[i].comment;
+    rec->admin_comment = text.data();
+    List changed = slurmdb_job_modify(db.get(), sel.cond(), rec);
+    rec->admin_comment = nullptr;  // ours, not Slurm's to free
+    slurmdb_destroy_job_rec(rec);
+    if (!changed) {
+      out[i] = unreachable("slurmdbd job modify");
+      continue;
+    }
+    int count = slurm_list_count(changed);
+    slurm_list_destroy(changed);
+    if (count == 0) {
+      out[i] = Error(ErrorCode::kNotFound, "slurmdbd changed no record for job " + std::to_string(updates[i].job_id));
+      continue;
+    }
+    out[i] = okStatus();
+    any = true;
+  }
+  if (slurmdb_connection_commit(db.get(), any) != SLURM_SUCCESS && any) {
+    Error e = unreachable("slurmdbd commit");
+    for (size_t i = 0; i < n; ++i)
+      if (out[i].ok()) out[i] = e;
+  }
+}
+
+}  // namespace
+
+// The batch is cut into one contiguous slice per connection, written side by
+// side: each request to slurmdbd waits mostly on the network, not on work.
+std::vector<Status> SlurmdbAccounting::setAdminComments(const std::vector<CommentUpdate>& updates) {
+  std::vector<Status> out(updates.size());
+  if (updates.empty()) return out;
+  auto name = cluster();
+  if (!name.ok()) return std::vector<Status>(updates.size(), Status(name.error()));
+  const size_t slices = std::min(updates.size(), static_cast<size_t>(connections_));
+  const size_t per = (updates.size() + slices - 1) / slices;
+  std::vector<std::thread> writers;
+  for (size_t from = per; from < updates.size(); from += per)
+    writers.emplace_back(writeOver, std::cref(*name), updates.data() + from, std::min(per, updates.size() - from),
+                         out.data() + from);
+  writeOver(*name, updates.data(), std::min(per, updates.size()), out.data());
+  for (auto& t : writers) t.join();
+  return out;
 }
 
 }  // namespace accel::aggregator

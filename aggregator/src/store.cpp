@@ -334,6 +334,24 @@ Status Store::deferPending(uint32_t job_id, uint64_t generation, int64_t next_ns
   return s.bind(1, next_ns).bind(2, error).bind(3, int64_t{job_id}).bind(4, int64_t(generation)).run();
 }
 
+// A batch of writes settles in one transaction: one commit (and fsync) for
+// the batch, not one per job.
+Status Store::settlePending(const std::vector<SettledComment>& settled) {
+  if (settled.empty()) return okStatus();
+  ACCEL_TRY(exec("BEGIN IMMEDIATE"));
+  Status s = okStatus();
+  for (const auto& c : settled) {
+    s = c.done ? finishPending(c.job_id, c.generation) : deferPending(c.job_id, c.generation, c.next_ns, c.error);
+    if (!s.ok()) break;
+  }
+  if (s.ok()) s = exec("COMMIT");
+  if (!s.ok()) {
+    (void)exec("ROLLBACK");
+    return s.error();
+  }
+  return okStatus();
+}
+
 Result<int64_t> Store::pendingCount() {
   Stmt s(db_, "SELECT count(*) FROM pending_comments");
   if (!s.ok() || s.step() != SQLITE_ROW) return sqlError(db_, "count comments");

@@ -1,5 +1,5 @@
 // AdminComment writes through a stateful fake: merge with other content,
-// retry while unreachable (back-fill), rate limit, newer summaries win.
+// retry while unreachable (back-fill), rate limit, batches, newer summaries win.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -27,7 +27,7 @@ class CommentWriterTest : public ::testing::Test {
   void TearDown() override { (void)removeTree(dir_); }
   // Opens the database, as the daemon does when it starts (again): nothing
   // is carried over but what the database holds.
-  void restart() {
+  void restart(int batch_size = 50, double writes_per_second = 2) {
     writer_.reset();
     ingestor_.reset();
     store_.reset();
@@ -36,7 +36,7 @@ class CommentWriterTest : public ::testing::Test {
     store_ = std::move(*store);
     ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
     ASSERT_TRUE(ingestor_->load().ok());
-    CommentWriterOptions options{2, std::chrono::seconds(2), std::chrono::seconds(60)};
+    CommentWriterOptions options{writes_per_second, std::chrono::seconds(2), std::chrono::seconds(60), batch_size};
     writer_ = std::make_unique<CommentWriter>(*store_, fake_, metrics_, options, [this] { return now_; });
   }
   // One event of a node whose stream is epoch 1, at the current time.
@@ -174,6 +174,67 @@ TEST_F(CommentWriterTest, NodeThatNeverReportsIsNamedAfterTheWait) {
   now_ += kSec;
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_FALSE(written(42).contains("missing_nodes"));
+  EXPECT_EQ(fake_.writes(), 2);
+}
+
+// A backlog goes out in batches: one read and one write connection per
+// batch of up to batch_size jobs, never more jobs than the rate allows.
+TEST_F(CommentWriterTest, BacklogIsWrittenInBatchesWithinTheRate) {
+  restart(/*batch_size=*/50, /*writes_per_second=*/120);
+  for (uint32_t j = 1; j <= 130; ++j) fake_.addJob(j), finishJob(j, 2 * j - 1);
+  now_ += 10 * kSec;
+  EXPECT_EQ(*writer_->runOnce(), 120);  // the burst: one second's worth
+  EXPECT_EQ(fake_.connections(), 6);    // batches of 50, 50 and 20, each read then written
+  EXPECT_EQ(*store_->pendingCount(), 10);
+  now_ += kSec;
+  EXPECT_EQ(*writer_->runOnce(), 10);
+  EXPECT_EQ(fake_.connections(), 8);
+  EXPECT_EQ(fake_.writes(), 130);
+  EXPECT_EQ(metrics_.comment_writes, 130u);
+  for (uint32_t j : {1u, 77u, 130u}) EXPECT_EQ(written(j)["accel"], "gpu") << j;
+}
+
+// One job slurmdbd does not know yet fails alone: the rest of its batch is
+// written, and it is retried later by itself.
+TEST_F(CommentWriterTest, AJobUnknownToSlurmdbdDoesNotHoldUpItsBatch) {
+  restart(/*batch_size=*/10, /*writes_per_second=*/10);
+  for (uint32_t j = 1; j <= 3; ++j) finishJob(j, 2 * j - 1);
+  fake_.addJob(1);
+  fake_.addJob(3);
+  now_ += kSec;
+  EXPECT_EQ(*writer_->runOnce(), 2);
+  EXPECT_EQ(metrics_.comment_failures, 1u);
+  EXPECT_EQ(*store_->pendingCount(), 1);
+  EXPECT_FALSE(extractAccelSegment(fake_.comment(1)).empty());
+  EXPECT_FALSE(extractAccelSegment(fake_.comment(3)).empty());
+  fake_.addJob(2);
+  now_ += 10 * kSec;
+  EXPECT_EQ(*writer_->runOnce(), 1);
+  EXPECT_EQ(*store_->pendingCount(), 0);
+  EXPECT_EQ(fake_.writes(), 3);
+}
+
+// A job queued again (a later run's summary) while its first summary is
+// written keeps its queue row: the later summary is written too, once.
+TEST_F(CommentWriterTest, SummaryQueuedAgainDuringItsWriteIsWrittenAgain) {
+  restart(/*batch_size=*/50, /*writes_per_second=*/1);  // one job a second: the runs below apart
+  fake_.addJob(42);
+  finishJob(42, 1);
+  fake_.onWrite([this] {
+    auto again = encode({"n2", 1, 1, 1, 1}, PrologStarted{42, 1000, "alice", "n2", 1, 1});
+    auto done = encode({"n2", 1, 2, 1, 1}, EpilogFinished{42});
+    ASSERT_TRUE(ingestor_->offer("n2", again, now_));
+    ASSERT_TRUE(ingestor_->offer("n2", done, now_));
+    ASSERT_TRUE(ingestor_->commit(now_).ok());
+  });
+  now_ += kSec;
+  EXPECT_EQ(*writer_->runOnce(), 1);
+  EXPECT_EQ(*store_->pendingCount(), 1);  // the newer generation stays queued
+  EXPECT_FALSE(written(42).contains("restarts"));
+  now_ += kSec;
+  EXPECT_EQ(*writer_->runOnce(), 1);
+  EXPECT_EQ(*store_->pendingCount(), 0);
+  EXPECT_EQ(written(42)["restarts"], 1);
   EXPECT_EQ(fake_.writes(), 2);
 }
 

@@ -11,7 +11,9 @@ TEST(AggregatorConfig, EmptyFileGivesDefaults) {
   ASSERT_TRUE(c.ok()) << c.error().message();
   EXPECT_EQ(c->listen, "tcp://*:7450");
   EXPECT_EQ(c->max_frame_bytes, 65536u);
-  EXPECT_EQ(c->comment_writes_per_second, 10u);
+  EXPECT_EQ(c->comment_writes_per_second, 200u);
+  EXPECT_EQ(c->comment_batch_size, 50u);
+  EXPECT_EQ(c->comment_connections, 8u);
   EXPECT_TRUE(c->write_comments);
   EXPECT_FALSE(c->cluster_name.has_value());
   EXPECT_EQ(c->batch_size, 8192u);
@@ -24,7 +26,7 @@ TEST(AggregatorConfig, EmptyFileGivesDefaults) {
 TEST(AggregatorConfig, KeysAreRead) {
   auto c = parseAggregatorConfig("Listen=ipc:///tmp/x\nDatabase=/tmp/e.db\nWriteComments=no\nClusterName=c1\n"
                                  "MaxFrameSize=16K\nBatchSize=100\nBatchWaitMs=0\nSynchronous=normal\n"
-                                 "SummaryWaitSeconds=0\n");
+                                 "SummaryWaitSeconds=0\nCommentWritesPerSecond=5000\nCommentBatchSize=7\nCommentConnections=3\n");
   ASSERT_TRUE(c.ok()) << c.error().message();
   EXPECT_EQ(c->listen, "ipc:///tmp/x");
   EXPECT_EQ(c->database, "/tmp/e.db");
@@ -35,6 +37,9 @@ TEST(AggregatorConfig, KeysAreRead) {
   EXPECT_EQ(c->batch_wait_ms, 0u);
   EXPECT_EQ(c->synchronous, AggregatorConfig::Synchronous::kNormal);
   EXPECT_EQ(c->summary_wait, std::chrono::seconds(0));
+  EXPECT_EQ(c->comment_writes_per_second, 5000u);
+  EXPECT_EQ(c->comment_batch_size, 7u);
+  EXPECT_EQ(c->comment_connections, 3u);
 }
 
 TEST(AggregatorConfig, UnknownKeyIsNamedWithFileAndLine) {

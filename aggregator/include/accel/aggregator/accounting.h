@@ -1,23 +1,34 @@
 #pragma once
-// The seam to Slurm accounting: read and replace one finished job's
-// AdminComment. SlurmdbAccounting (slurmdb_accounting.h) talks to slurmdbd;
-// FakeAccounting (fake_accounting.h) holds the comments in memory for tests.
+// The seam to Slurm accounting: read and replace finished jobs'
+// AdminComments, a batch at a time. SlurmdbAccounting (slurmdb_accounting.h)
+// talks to slurmdbd; FakeAccounting (fake_accounting.h) holds the comments in
+// memory for tests.
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "accel/common/result.h"
 
 namespace accel::aggregator {
 
+struct CommentUpdate {
+  uint32_t job_id = 0;
+  std::string comment;
+};
+
 class Accounting {
  public:
   virtual ~Accounting() = default;
-  // The job's current AdminComment ("" when it has none).
-  // Errors: kNotFound (slurmdbd has no record of the job yet: retry later),
-  // kUnavailable (slurmdbd or slurmctld cannot be reached: retry later).
-  virtual Result<std::string> adminComment(uint32_t job_id) = 0;
-  // Replaces the job's AdminComment with `comment`; errors as above.
-  virtual Status setAdminComment(uint32_t job_id, const std::string& comment) = 0;
+  // The current AdminComment ("" when it has none) of each of `job_ids` that
+  // slurmdbd has a record of, in one query; a job it has no record of yet is
+  // absent from the map. Errors: kUnavailable (slurmdbd or slurmctld cannot
+  // be reached: retry later).
+  virtual Result<std::map<uint32_t, std::string>> adminComments(const std::vector<uint32_t>& job_ids) = 0;
+  // Replaces each job's AdminComment, over one connection committed once.
+  // One status per update, in order: kNotFound (slurmdbd has no record of
+  // the job), kUnavailable (slurmdbd cannot be reached); both: retry later.
+  virtual std::vector<Status> setAdminComments(const std::vector<CommentUpdate>& updates) = 0;
 };
 
 }  // namespace accel::aggregator

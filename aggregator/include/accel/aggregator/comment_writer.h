@@ -2,12 +2,14 @@
 // Writes finished jobs' summaries into AdminComment: the pending_comments
 // table is the queue, so writes survive restarts and outages of slurmdbd
 // (back-fill). Jobs whose wait for missing nodes has run out (summary_waits)
-// are moved into that queue first. Rate-limited by a token bucket; a failed
-// write is retried with exponential back-off. Owns no thread: the caller
-// calls runOnce().
+// are moved into that queue first. Written in batches (one query, one
+// connection and one commit to slurmdbd, one store transaction each) and
+// rate-limited by a token bucket counted in jobs; a failed write is retried
+// with exponential back-off. Owns no thread: the caller calls runOnce().
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "accel/aggregator/accounting.h"
 #include "accel/aggregator/metrics.h"
@@ -16,9 +18,10 @@
 namespace accel::aggregator {
 
 struct CommentWriterOptions {
-  double writes_per_second = 10;  // attempts, successful or not
+  double writes_per_second = 10;  // jobs attempted, successful or not
   std::chrono::seconds retry_min{2};
   std::chrono::seconds retry_max{600};
+  int batch_size = 50;  // most jobs per connection to slurmdbd
 };
 
 class CommentWriter {
@@ -31,7 +34,8 @@ class CommentWriter {
   Result<int> runOnce();
 
  private:
-  Status writeOne(const PendingComment& p, int64_t now);
+  // Returns how many of `due` are settled as written.
+  Result<int> writeBatch(const std::vector<PendingComment>& due, int64_t now);
   int64_t retryDelayNs(uint32_t attempts) const;
 
   Store& store_;

@@ -23,6 +23,8 @@ struct AggregatorConfig {
   std::string database;
   std::optional<std::string> metrics_address;
   uint32_t comment_writes_per_second = 0;
+  uint32_t comment_batch_size = 0;
+  uint32_t comment_connections = 0;
   bool write_comments = true;
   std::chrono::seconds summary_wait{0};
   std::optional<std::string> cluster_name;

@@ -14,16 +14,18 @@ class SlurmdbAccounting : public Accounting {
  public:
   // `cluster`: ClusterName of slurm.conf; nullopt: asked from slurmctld on
   // first use. `slurm_conf`: path of slurm.conf, empty for Slurm's default.
-  SlurmdbAccounting(std::optional<std::string> cluster, std::string slurm_conf);
+  // `connections`: how many connections a batch of writes is spread over.
+  SlurmdbAccounting(std::optional<std::string> cluster, std::string slurm_conf, int connections = 1);
   ~SlurmdbAccounting() override;
 
-  Result<std::string> adminComment(uint32_t job_id) override;
-  Status setAdminComment(uint32_t job_id, const std::string& comment) override;
+  Result<std::map<uint32_t, std::string>> adminComments(const std::vector<uint32_t>& job_ids) override;
+  std::vector<Status> setAdminComments(const std::vector<CommentUpdate>& updates) override;
 
  private:
   Result<std::string> cluster();
   std::optional<std::string> cluster_;
   std::string slurm_conf_;
+  int connections_ = 1;
 };
 
 }  // namespace accel::aggregator

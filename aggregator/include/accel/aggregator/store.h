@@ -88,6 +88,16 @@ struct PendingComment {
   uint32_t attempts = 0;
 };
 
+// What became of one pending comment after a write: done (its row goes, if
+// the job was not queued again meanwhile), or to be tried again at next_ns.
+struct SettledComment {
+  uint32_t job_id = 0;
+  uint64_t generation = 0;
+  bool done = false;
+  int64_t next_ns = 0;
+  std::string error;
+};
+
 struct EventFilter {
   std::optional<uint32_t> job_id;
   std::optional<std::string> node;
@@ -117,6 +127,8 @@ class Store {
   // Removes the row if it still has `generation` (a newer queueing wins).
   Status finishPending(uint32_t job_id, uint64_t generation);
   Status deferPending(uint32_t job_id, uint64_t generation, int64_t next_ns, const std::string& error);
+  // finishPending / deferPending for each, in one transaction.
+  Status settlePending(const std::vector<SettledComment>& settled);
   Result<int64_t> pendingCount();
   // Queues the AdminComment of every job whose wait ended by `now_ns` and
   // forgets those waits, in one transaction. Returns how many were queued.

@@ -101,9 +101,11 @@ AccountingStoreFlags=job_comment
 JobCompType=jobcomp/none
 
 # Quick turnaround for tests: schedule every second, forget finished jobs soon (sacct keeps
-# them), and put the node back in service when slurmd registers again.
+# them), and put the node back in service when slurmd registers again. Room for the accounting
+# benchmark's ten thousand jobs at once (bench/accounting).
 SchedulerParameters=sched_interval=1,batch_sched_delay=0
 MinJobAge=10
+MaxJobCount=50000
 ReturnToService=2
 
 # Job hooks. PrologFlags=Alloc runs the Prolog when the allocation is made, as on the

@@ -57,6 +57,7 @@
 #include "accel/events/curve_keys.h"
 #include "accel/events/outbox.h"
 #include "process_util.h"
+#include "sim_node.h"
 
 namespace {
 
@@ -146,16 +147,9 @@ class Fleet {
     auto server = accel::event::loadPublicKey(dir + "/aggregator.pub");
     if (!server.ok()) die(server.error().message());
     for (size_t i = 0; i < n; ++i) {
-      accel::event::OutboxOptions o;  // the agent's defaults, as accel.conf has them
-      o.node = nodeName(i);
-      o.spool_dir = dir + "/spool/" + o.node;
-      o.endpoint = endpoint;
-      o.server_public_key = *server;
-      auto keys = accel::event::loadSecretKey(dir + "/keys/" + o.node + ".key");
-      if (!keys.ok()) die(keys.error().message());
-      o.client_keys = *keys;
-      auto box = accel::event::Outbox::start(o);
-      if (!box.ok()) die(o.node + ": " + box.error().message());
+      auto box = accel::bench::startSimulatedNode(nodeName(i), dir + "/keys", dir + "/spool/" + nodeName(i), endpoint,
+                                                  *server);
+      if (!box.ok()) die(box.error().message());
       boxes_.push_back(std::move(*box));
     }
   }

@@ -59,6 +59,7 @@
 #include "accel/events/curve_keys.h"
 #include "accel/events/outbox.h"
 #include "process_util.h"
+#include "sim_node.h"
 
 namespace {
 
@@ -103,16 +104,9 @@ int farmMain(int argc, char** argv) {
   if (!server.ok()) die(server.error().message());
   std::vector<std::unique_ptr<accel::event::Outbox>> boxes;
   for (size_t i = first; i < first + count; ++i) {
-    accel::event::OutboxOptions o;  // the agent's defaults, as accel.conf has them
-    o.node = nodeName(i);
-    o.spool_dir = spool_root + "/" + o.node;
-    o.endpoint = endpoint;
-    o.server_public_key = *server;
-    auto keys = accel::event::loadSecretKey(dir + "/keys/" + o.node + ".key");
-    if (!keys.ok()) die(keys.error().message());
-    o.client_keys = *keys;
-    auto box = accel::event::Outbox::start(o);
-    if (!box.ok()) die(o.node + ": " + box.error().message());
+    auto box = accel::bench::startSimulatedNode(nodeName(i), dir + "/keys", spool_root + "/" + nodeName(i), endpoint,
+                                                *server);
+    if (!box.ok()) die(box.error().message());
     boxes.push_back(std::move(*box));
   }
   (void)accel::writeFileAtomic(status + ".ready", "1\n", 0644, {}, accel::Durability::kProcessCrash);

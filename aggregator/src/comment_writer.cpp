@@ -91,7 +91,7 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
     }
     auto it = current->find(p.job_id);
     if (it == current->end()) {
-      fail(p, Error(ErrorCode::kNotFound, "slurmdbd has no record of job " + std::to_string(p.job_id) + "'s end yet"));
+      fail(p, Error(ErrorCode::kNotFound, "slurmdbd has no record of job " + std::to_string(p.job_id)));
       continue;
     }
     std::string merged = mergeAdminComment(it->second, summaries[k]);

@@ -114,7 +114,7 @@ Result<std::map<uint32_t, std::string>> SlurmdbAccounting::adminComments(const s
   std::unique_ptr<void, void (*)(void*)> guard(jobs, [](void* l) { slurm_list_destroy(static_cast<List>(l)); });
   ListIterator it = slurm_list_iterator_create(jobs);
   while (auto* rec = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it)))
-    if (rec->end != 0) out[rec->jobid] = rec->admin_comment ? rec->admin_comment : "";
+    out[rec->jobid] = rec->admin_comment ? rec->admin_comment : "";
   slurm_list_iterator_destroy(it);
   return out;
 }

@@ -106,23 +106,6 @@ TEST_F(CommentWriterTest, JobNotYetInAccountingIsRetried) {
   EXPECT_EQ(*writer_->runOnce(), 1);
 }
 
-// The epilog's summary can reach the aggregator before slurmctld's
-// completion record reaches slurmdbd; that record carries the comment
-// slurmctld holds (here another tool's, set while the job ran). Written
-// before it, one of the two would be lost: the write waits for it.
-TEST_F(CommentWriterTest, WritesOnlyOnceSlurmdbdHasTheJobsEnd) {
-  fake_.addRunningJob(42);
-  finishJob(42, 1);
-  now_ += kSec;
-  EXPECT_EQ(*writer_->runOnce(), 0);
-  EXPECT_EQ(fake_.writes(), 0);
-  EXPECT_EQ(*store_->pendingCount(), 1);
-  fake_.endJob(42, "JS1:kept");
-  now_ += 10 * kSec;
-  EXPECT_EQ(*writer_->runOnce(), 1);
-  EXPECT_EQ(fake_.comment(42).rfind("JS1:kept;accel={", 0), 0u) << fake_.comment(42);
-}
-
 TEST_F(CommentWriterTest, RateLimitSpreadsWrites) {
   for (uint32_t j = 1; j <= 6; ++j) fake_.addJob(j), finishJob(j, 2 * j - 1);
   now_ += 10 * kSec;

@@ -20,12 +20,10 @@ struct CommentUpdate {
 class Accounting {
  public:
   virtual ~Accounting() = default;
-  // The current AdminComment ("" when it has none) of each of `job_ids` whose
-  // end slurmdbd has recorded, in one query. A job it has no record of yet,
-  // or whose record does not show its end yet, is absent from the map:
-  // slurmctld's completion record, which carries the comment slurmctld holds,
-  // has not arrived, and a write before it would lose one or the other.
-  // Errors: kUnavailable (slurmdbd or slurmctld cannot be reached: retry later).
+  // The current AdminComment ("" when it has none) of each of `job_ids` that
+  // slurmdbd has a record of, in one query; a job it has no record of yet is
+  // absent from the map. Errors: kUnavailable (slurmdbd or slurmctld cannot
+  // be reached: retry later).
   virtual Result<std::map<uint32_t, std::string>> adminComments(const std::vector<uint32_t>& job_ids) = 0;
   // Replaces each job's AdminComment, over one connection committed once.
   // One status per update, in order: kNotFound (slurmdbd has no record of

@@ -6,7 +6,6 @@
 #include <map>
 #include <utility>
 #include <mutex>
-#include <set>
 
 #include "accel/aggregator/accounting.h"
 
@@ -17,18 +16,6 @@ class FakeAccounting : public Accounting {
   void addJob(uint32_t job_id, std::string comment = "") {
     std::lock_guard lock(mu_);
     comments_[job_id] = std::move(comment);
-  }
-  // A job slurmdbd knows as still running: its completion record (with the
-  // comment slurmctld holds) has not arrived yet. endJob() brings it.
-  void addRunningJob(uint32_t job_id, std::string comment = "") {
-    std::lock_guard lock(mu_);
-    comments_[job_id] = std::move(comment);
-    running_.insert(job_id);
-  }
-  void endJob(uint32_t job_id, std::string comment) {
-    std::lock_guard lock(mu_);
-    comments_[job_id] = std::move(comment);
-    running_.erase(job_id);
   }
   void setReachable(bool reachable) {
     std::lock_guard lock(mu_);
@@ -62,7 +49,7 @@ class FakeAccounting : public Accounting {
     if (!reachable_) return Error(ErrorCode::kUnavailable, "slurmdbd unreachable (fake)");
     std::map<uint32_t, std::string> out;
     for (uint32_t id : job_ids)
-      if (auto it = comments_.find(id); it != comments_.end() && !running_.contains(id)) out[id] = it->second;
+      if (auto it = comments_.find(id); it != comments_.end()) out[id] = it->second;
     return out;
   }
   std::vector<Status> setAdminComments(const std::vector<CommentUpdate>& updates) override {
@@ -96,7 +83,6 @@ class FakeAccounting : public Accounting {
   bool reachable_ = true;
   int writes_ = 0;
   int connections_ = 0;
-  std::set<uint32_t> running_;
   std::function<void()> on_write_;
 };
 

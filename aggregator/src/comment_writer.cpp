@@ -43,8 +43,8 @@ Result<int> CommentWriter::runOnce() {
 }
 
 // Reads the batch's current comments first (one query) so that other tools'
-// segments survive, writes those that change over one connection, and
-// settles the batch's queue rows in one transaction.
+// segments survive, writes those that change (Accounting spreads them over
+// its connections), and settles the batch's queue rows in one transaction.
 Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, int64_t now) {
   auto done = [](const PendingComment& p) {
     SettledComment c;

@@ -63,7 +63,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using accel::wallNs;
-using namespace accel::bench;
+using namespace accel::support;
 
 [[noreturn]] void die(const std::string& what) {
   std::fprintf(stderr, "accounting_bench: %s\n", what.c_str());

@@ -65,14 +65,14 @@ namespace {
 
 using namespace std::chrono_literals;
 using accel::wallNs;
-using accel::bench::accepts;
-using accel::bench::cpuSeconds;
-using accel::bench::footprint;
-using accel::bench::freePort;
-using accel::bench::readFile;
-using accel::bench::scalar;
-using accel::bench::spawn;
-using accel::bench::waitFor;
+using accel::support::accepts;
+using accel::support::cpuSeconds;
+using accel::support::footprint;
+using accel::support::freePort;
+using accel::support::readFile;
+using accel::support::scalar;
+using accel::support::spawn;
+using accel::support::waitFor;
 
 [[noreturn]] void die(const std::string& what) {
   std::fprintf(stderr, "scale_bench: %s\n", what.c_str());

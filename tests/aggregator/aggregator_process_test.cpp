@@ -30,6 +30,7 @@
 #include "accel/events/codec.h"
 #include "accel/events/curve_keys.h"
 #include "accel/events/outbox.h"
+#include "process_util.h"
 
 namespace {
 
@@ -64,17 +65,7 @@ int waitExit(pid_t pid, std::chrono::seconds limit) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-uint16_t freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof sa;
-  bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  close(fd);
-  return ntohs(sa.sin_port);
-}
+using accel::support::freePort;
 
 class AggregatorProcessTest : public ::testing::Test {
  protected:

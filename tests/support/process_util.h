@@ -1,7 +1,7 @@
 #pragma once
-// Helpers of the benchmarks that run real daemons as child processes and
-// watch them from outside: spawning, ports on loopback, polling, and what
-// /proc says of a process.
+// Helpers for tests and benchmarks that run real daemons as child processes
+// and watch them from outside: spawning, ports on loopback, polling, and what
+// /proc says of a process. Header only; tests and bench/ include it.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-namespace accel::bench {
+namespace accel::support {
 
 inline std::string readFile(const std::string& path) {
   std::ifstream in(path);
@@ -112,4 +112,4 @@ inline bool waitFor(const std::function<bool()>& pred, std::chrono::seconds limi
   return true;
 }
 
-}  // namespace accel::bench
+}  // namespace accel::support

@@ -32,7 +32,7 @@ bool isPubName(const std::string& name) { return name.size() > 4 && name.ends_wi
 
 }  // namespace
 
-bool AllowList::admits(const std::string& key, const std::string& node) const {
+bool AllowList::admits(std::string_view key, std::string_view node) const {
   auto it = node_by_key.find(key);
   return it != node_by_key.end() && it->second == node;
 }

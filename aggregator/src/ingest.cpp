@@ -41,7 +41,7 @@ uint64_t Ingestor::acked(const StreamKey& key) const {
   return it == streams_.end() ? 0 : it->second.committed;
 }
 
-Offer Ingestor::offer(const std::string& peer_node, std::span<const uint8_t> bytes, int64_t now_ns) {
+Offer Ingestor::offer(std::string_view peer_node, std::span<const uint8_t> bytes, int64_t now_ns) {
   if (bytes.size() > max_frame_)
     return refuse(peer_node, bytes, Reject::kOversized, event::NackReason::kOversized,
                   "frame of " + std::to_string(bytes.size()) + " bytes, over MaxFrameSize " + std::to_string(max_frame_));
@@ -89,7 +89,7 @@ Offer Ingestor::offer(const std::string& peer_node, std::span<const uint8_t> byt
 // can be read and names the sender, says which stream it belongs to: as that
 // stream's next number it is skipped, as an older one it is a duplicate, as a
 // later one a gap (it will come again, in order).
-Offer Ingestor::refuse(const std::string& peer_node, std::span<const uint8_t> bytes, Reject why,
+Offer Ingestor::refuse(std::string_view peer_node, std::span<const uint8_t> bytes, Reject why,
                        event::NackReason reason, std::string message) {
   metrics_.reject(why);
   auto h = event::peekHeader(bytes);
@@ -100,7 +100,7 @@ Offer Ingestor::refuse(const std::string& peer_node, std::span<const uint8_t> by
   if (!peer_node.empty() && h->node != peer_node) {
     if (why != Reject::kNodeMismatch) metrics_.reject(Reject::kNodeMismatch);
     return refused(std::nullopt, event::Nack{h->epoch, h->seq, event::NackReason::kNodeMismatch, false,
-                                      "the frame names node '" + h->node + "', its key is " + peer_node + "'s"});
+                                      "the frame names node '" + h->node + "', its key is " + std::string(peer_node) + "'s"});
   }
   StreamKey key{h->node, h->epoch};
   auto stream = streams_.find(key);

@@ -181,7 +181,7 @@ struct Server::Impl {
         refused(peer, {user, {0, 0, event::NackReason::kKeyRevoked, false, "the key is no longer on the allow list"}});
         continue;
       }
-      Offer offer = ingestor.offer(user ? user : "", {static_cast<const uint8_t*>(payload.data()), payload.size()}, now);
+      Offer offer = ingestor.offer(user ? std::string_view(user) : std::string_view(), {static_cast<const uint8_t*>(payload.data()), payload.size()}, now);
       if (offer.nack) refused(peer, {user ? user : "", std::move(*offer.nack), offer.job_id});
       auto& key = offer.ack;
       if (!key) continue;

@@ -1,5 +1,6 @@
 // The store's schema upgrade: a database written before job_spans keeps its
-// events readable by job, and loses the per-event job index.
+// events readable by job, and loses the per-event job index. Batches of any
+// size keep every event in order and every job's span exact.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -85,6 +86,67 @@ TEST_F(StoreTest, OldDatabaseOpenedReadOnlyIsStillReadableByJob) {
   ASSERT_TRUE(rows.ok()) << rows.error().message();
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].header.seq, 3u);
+}
+
+// A batch of `n` events of one stream, numbered from `first`; event i
+// belongs to job (i % 3) (0: no job).
+Batch batchOf(uint64_t first, size_t n) {
+  Batch b;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t seq = first + i;
+    uint8_t byte = uint8_t(seq);
+    b.events.push_back({{"n1", 1, seq, int64_t(seq), 0}, "task_started", uint32_t(seq % 3), 1, b.bytes.size(), 1});
+    b.bytes.push_back(byte);
+  }
+  b.progress[{"n1", 1}] = first + n - 1;
+  return b;
+}
+
+// 300 events, then 200 more: whole groups of the many-row insert and a rest
+// of single rows, both in the middle of a job's events.
+TEST_F(StoreTest, LargeBatchesKeepEveryEventAndEveryJobsSpan) {
+  auto store = Store::open(path(), Store::Mode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  ASSERT_TRUE((*store)->commit(batchOf(1, 300)).ok());
+  ASSERT_TRUE((*store)->commit(batchOf(301, 200)).ok());
+  auto all = (*store)->readEvents({std::nullopt, std::nullopt, 0, 1000});
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  ASSERT_EQ(all->size(), 500u);
+  for (size_t i = 0; i < all->size(); ++i) {
+    const StoredEvent& e = (*all)[i];
+    ASSERT_EQ(e.header.seq, i + 1);
+    EXPECT_EQ(e.job_id, uint32_t((i + 1) % 3));
+    EXPECT_EQ(e.envelope, std::vector<uint8_t>{uint8_t(i + 1)});
+  }
+  for (uint32_t job : {1u, 2u}) {
+    auto rows = (*store)->readEvents({job, std::nullopt, 0, 1000});
+    ASSERT_TRUE(rows.ok()) << rows.error().message();
+    ASSERT_EQ(rows->size(), 167u);  // seq 1, 4, ..., 499 and 2, 5, ..., 500
+    EXPECT_EQ(rows->front().header.seq, job);
+    EXPECT_EQ(rows->back().header.seq, job == 1 ? 499u : 500u);
+    for (const auto& e : *rows) EXPECT_EQ(e.job_id, job);
+  }
+  EXPECT_EQ(countRaw("SELECT first_row FROM job_spans WHERE job_id = 2"), 2);
+  EXPECT_EQ(countRaw("SELECT last_row FROM job_spans WHERE job_id = 2"), 500);
+}
+
+// The summaries' reader sees each commit as soon as it returns.
+TEST_F(StoreTest, SummaryIsReadableRightAfterItsCommit) {
+  auto store = Store::open(path(), Store::Mode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  auto before = (*store)->loadJob(7);
+  ASSERT_TRUE(before.ok()) << before.error().message();
+  EXPECT_FALSE(before->has_value());
+  Batch b = batchOf(1, 1);
+  JobSummary job;
+  job.job_id = 7;
+  job.nodes.insert("n1");
+  b.jobs.push_back(job);
+  ASSERT_TRUE((*store)->commit(b).ok());
+  auto after = (*store)->loadJob(7);
+  ASSERT_TRUE(after.ok()) << after.error().message();
+  ASSERT_TRUE(after->has_value());
+  EXPECT_EQ((*after)->nodes, std::set<std::string>{"n1"});
 }
 
 }  // namespace

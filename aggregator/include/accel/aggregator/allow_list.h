@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "accel/common/result.h"
 #include "accel/events/curve_keys.h"
@@ -15,10 +16,11 @@
 namespace accel::aggregator {
 
 struct AllowList {
-  std::map<std::string, std::string> node_by_key;  // Z85 public key -> node name
-  std::map<std::string, std::string> key_by_node;
+  // std::less<>: looked up by the views each frame carries, without a copy.
+  std::map<std::string, std::string, std::less<>> node_by_key;  // Z85 public key -> node name
+  std::map<std::string, std::string, std::less<>> key_by_node;
   // Whether `key` is on the list as `node`'s key.
-  bool admits(const std::string& key, const std::string& node) const;
+  bool admits(std::string_view key, std::string_view node) const;
 };
 
 // Reads DIR/NODE.pub for every node. The directory and each file must be

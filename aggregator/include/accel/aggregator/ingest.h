@@ -57,7 +57,7 @@ class Ingestor {
   // One payload frame from a peer authenticated as `peer_node` (empty: no
   // identity check). Says which stream to acknowledge to that peer and, for
   // a refused frame, the Nack to send it.
-  Offer offer(const std::string& peer_node, std::span<const uint8_t> bytes, int64_t now_ns);
+  Offer offer(std::string_view peer_node, std::span<const uint8_t> bytes, int64_t now_ns);
 
   // Writes the open batch in one transaction (seal, Store::commit, finish).
   // On failure nothing of the batch counts as received (the agents will
@@ -91,7 +91,7 @@ class Ingestor {
   using Streams = std::map<StreamKey, Stream>;
 
   Result<JobSummary*> job(uint32_t job_id);
-  Offer refuse(const std::string& peer_node, std::span<const uint8_t> bytes, Reject why, event::NackReason reason,
+  Offer refuse(std::string_view peer_node, std::span<const uint8_t> bytes, Reject why, event::NackReason reason,
                std::string message);
   Offer skip(Streams::iterator stream, const StreamKey& key, uint64_t seq, event::NackReason reason, std::string message);
   std::optional<std::string> refusalOf(const event::Envelope& env, uint32_t job_id, int64_t now_ns);

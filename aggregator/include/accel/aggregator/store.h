@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -142,12 +143,21 @@ class Store {
 
  private:
   struct Prepared;
+  struct Reader;
   explicit Store(sqlite3* db);
+  Status finishLocked(uint32_t job_id, uint64_t generation);
+  Status deferLocked(uint32_t job_id, uint64_t generation, int64_t next_ns, const std::string& error);
   Status exec(const char* sql);
   Status createSchema();
   Status migrate();
+  // Every method may be called from any thread. The connection has no lock
+  // of SQLite's own (NOMUTEX): mu_ guards it, and a commit holds it through.
+  std::mutex mu_;
   sqlite3* db_;
   std::unique_ptr<Prepared> prepared_;  // read-write connections only
+  // Read-write stores: loadJob's own connection, so that the ingest thread
+  // does not wait for a commit in progress.
+  std::unique_ptr<Reader> reader_;
 };
 
 }  // namespace accel::aggregator

@@ -1,6 +1,7 @@
 #pragma once
 // An in-process accel-aggregatord (store, ingest, server loop on a thread)
 // listening on ipc:// in a temp dir, for the event benchmarks.
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -36,6 +37,7 @@ class InProcessAggregator {
     if (!server.ok()) std::fprintf(stderr, "%s\n", server.error().message().c_str()), std::abort();
     server_ = std::move(*server);
     thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "agg-loop");
       while (!stop_) (void)server_->poll(std::chrono::milliseconds(20));
     });
   }

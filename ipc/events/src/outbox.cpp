@@ -20,6 +20,7 @@
 
 #include "accel/common/clock.h"
 #include "accel/events/reconnect_backoff.h"
+#include "accel/events/socket_options.h"
 
 namespace accel::event {
 namespace {
@@ -160,13 +161,7 @@ class Outbox::Sender {
       // took most of its I/O thread. The aggregator pings the nodes itself
       // (its PingInterval) to find the silent ones.
     }
-    if (o_.tcp_keepalive.count() > 0) {
-      const int idle = static_cast<int>(o_.tcp_keepalive.count());
-      sock_->set(zmq::sockopt::tcp_keepalive, 1);
-      sock_->set(zmq::sockopt::tcp_keepalive_idle, idle);
-      sock_->set(zmq::sockopt::tcp_keepalive_intvl, std::min(idle, 10));
-      sock_->set(zmq::sockopt::tcp_keepalive_cnt, 3);
-    }
+    setTcpKeepalive(*sock_, o_.tcp_keepalive);
     sock_->set(zmq::sockopt::sndhwm, 10000);
     sock_->set(zmq::sockopt::maxmsgsize, int64_t{4096});  // acks are tiny
     sock_->set(zmq::sockopt::curve_serverkey, o_.server_public_key);

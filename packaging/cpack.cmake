@@ -8,6 +8,7 @@ install(FILES
   ${CMAKE_CURRENT_LIST_DIR}/examples/accel-aggregator.conf
   ${CMAKE_CURRENT_LIST_DIR}/examples/plugstack.conf
   ${CMAKE_CURRENT_LIST_DIR}/examples/slurm.conf.snippet
+  ${CMAKE_CURRENT_LIST_DIR}/examples/accel-alerts.yml
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 install(FILES
   ${PROJECT_SOURCE_DIR}/docs/operator-guide.md

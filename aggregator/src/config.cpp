@@ -42,8 +42,9 @@ ConfigSchema makeSchema() {
            .store = storeIn<&C::database>},
           {.name = "MetricsAddress",
            .type = ValueType::kString,
-           .default_value = "127.0.0.1:9466",
-           .help = "HOST:PORT on which counters are served in the Prometheus text format.",
+           .help = "HOST:PORT (a numeric IPv4 host, e.g. 127.0.0.1:9466) on which the aggregator "
+                   "serves its metrics to Prometheus at /metrics (operator guide, Metrics). Unset: "
+                   "no endpoint.",
            .store = storeIn<&C::metrics_address>},
           {.name = "CommentWritesPerSecond",
            .type = ValueType::kUint,

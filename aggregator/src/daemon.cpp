@@ -13,12 +13,12 @@
 #include "accel/aggregator/allow_list.h"
 #include "accel/aggregator/cli.h"
 #include "accel/aggregator/comment_writer.h"
-#include "accel/aggregator/metrics_server.h"
 #include "accel/aggregator/notify.h"
 #include "accel/aggregator/server.h"
 #include "accel/aggregator/slurmdb_accounting.h"
 #include "accel/common/clock.h"
 #include "accel/common/log.h"
+#include "accel/common/metrics_http.h"
 
 namespace accel::aggregator {
 namespace {
@@ -134,10 +134,10 @@ int runDaemon(const AggregatorConfig& c) {
   Metrics metrics;
   Ingestor ingestor(**store, metrics, c.max_frame_bytes, c.summary_wait);
   if (Status s = ingestor.load(); !s.ok()) return fail("database " + c.database, s.error());
-  std::unique_ptr<MetricsServer> metrics_server;
+  std::unique_ptr<metrics::HttpEndpoint> metrics_server;
   if (c.metrics_address) {
-    auto m = MetricsServer::start(*c.metrics_address, metrics);
-    if (!m.ok()) return fail("metrics", m.error());
+    auto m = metrics::HttpEndpoint::start(*c.metrics_address, [&metrics](metrics::Format f) { return metrics.render(f); });
+    if (!m.ok()) return fail("MetricsAddress", m.error());
     metrics_server = std::move(*m);
   }
   ServerOptions options{c.listen, *keys, c.allow_list_dir, c.max_frame_bytes, c.batch_size,

@@ -1,30 +1,10 @@
 #include "accel/aggregator/metrics.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "accel/common/clock.h"
 
 namespace accel::aggregator {
-namespace {
-
-void counter(std::string& out, const char* name, const char* help, uint64_t v) {
-  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
-         std::to_string(v) + "\n";
-}
-
-// Node names come from verified envelopes but are still text from afar.
-std::string labelValue(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') { out += "\\n"; continue; }
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 const char* rejectName(Reject reason) {
   switch (reason) {
@@ -56,43 +36,45 @@ void Metrics::noteNode(const std::string& node, const NodeHeard& heard) {
   }
 }
 
-std::string Metrics::render() const { return render(wallNs()); }
+std::string Metrics::render(metrics::Format format) const { return render(wallNs(), format); }
 
-std::string Metrics::render(int64_t now_ns) const {
-  std::string out;
-  counter(out, "accel_aggregator_events_total", "Events accepted and committed.", events_in);
-  counter(out, "accel_aggregator_duplicates_total", "Events dropped as already stored.", duplicates);
-  out += "# HELP accel_aggregator_rejected_total Frames or connections refused, by reason.\n"
-         "# TYPE accel_aggregator_rejected_total counter\n";
-  for (size_t i = 0; i < size_t(Reject::kCount); ++i)
-    out += std::string("accel_aggregator_rejected_total{reason=\"") + rejectName(Reject(i)) + "\"} " +
-           std::to_string(rejected[i].load()) + "\n";
-  counter(out, "accel_aggregator_unknown_kind_total", "Stored events of a kind this build cannot read.",
-          unknown_kinds);
-  counter(out, "accel_aggregator_batches_total", "Committed ingest transactions.", batches);
-  counter(out, "accel_aggregator_commit_failures_total", "Ingest transactions that failed.", commit_failures);
-  counter(out, "accel_aggregator_comment_writes_total", "AdminComment writes that succeeded.", comment_writes);
-  counter(out, "accel_aggregator_comment_failures_total", "AdminComment write attempts that failed.",
-          comment_failures);
-  out += "# HELP accel_aggregator_comments_pending AdminComment writes waiting.\n"
-         "# TYPE accel_aggregator_comments_pending gauge\naccel_aggregator_comments_pending " +
-         std::to_string(comments_pending.load()) + "\n";
-  out += "# HELP accel_aggregator_node_lag_seconds Receive time minus event time of the node's latest event.\n"
-         "# TYPE accel_aggregator_node_lag_seconds gauge\n";
+// A registry made afresh at each scrape from the counters: one text format
+// for both daemons (accel/common/metrics.h). Scrapes are seconds apart.
+std::string Metrics::render(int64_t now_ns, metrics::Format format) const {
+  metrics::Registry r;
+  r.counter("accel_aggregator_events", "Events accepted and committed.").add(events_in);
+  r.counter("accel_aggregator_duplicates", "Events dropped as already stored.").add(duplicates);
+  auto& refused = r.counters("accel_aggregator_rejected", "Frames or connections refused, by reason.", {"reason"});
+  for (size_t i = 0; i < size_t(Reject::kCount); ++i) refused.with({rejectName(Reject(i))}).add(rejected[i]);
+  r.counter("accel_aggregator_unknown_kind", "Stored events of a kind this build cannot read.").add(unknown_kinds);
+  r.counter("accel_aggregator_batches", "Committed ingest transactions.").add(batches);
+  r.counter("accel_aggregator_commit_failures", "Ingest transactions that failed.").add(commit_failures);
+  r.counter("accel_aggregator_comment_writes", "AdminComment writes that succeeded.").add(comment_writes);
+  r.counter("accel_aggregator_comment_failures", "AdminComment write attempts that failed.").add(comment_failures);
+  r.gauge("accel_aggregator_pending_comments", "Job summaries waiting to be written into Slurm accounting.")
+      .set(double(comments_pending.load()));
+  r.gauge("accel_aggregator_nodes_connected",
+          "Connections from nodes open now (accepted and not yet closed; one per node that is linked).")
+      .set(double(connections.load()));
   std::lock_guard lock(mu_);
-  for (const auto& [node, lag] : lag_) {
-    char v[32];
-    std::snprintf(v, sizeof v, "%.3f", lag);
-    out += "accel_aggregator_node_lag_seconds{node=\"" + labelValue(node) + "\"} " + v + "\n";
+  double worst = 0;
+  for (const auto& [node, lag] : lag_) worst = std::max(worst, lag);
+  r.gauge("accel_aggregator_lag_seconds",
+          "The largest node lag: receive time minus event time of a node's latest event, over all nodes.")
+      .set(worst);
+  auto& lags = r.gauges("accel_aggregator_node_lag_seconds",
+                        "Receive time minus event time of the node's latest event.", {"node"});
+  for (const auto& [node, lag] : lag_) lags.with({node}).set(lag);
+  auto& states = r.gauges("accel_aggregator_nodes",
+                          "Nodes heard from, by liveness: alive (an event within three of its heartbeat "
+                          "intervals), late, no-heartbeat (never sent one).",
+                          {"state"});
+  for (const char* state : {"alive", "late", "no-heartbeat"}) states.with({state});
+  for (const auto& [node, heard] : nodes_) {
+    auto& g = states.with({nodeState(heard, now_ns)});
+    g.set(g.value() + 1);
   }
-  std::map<std::string, int> states = {{"alive", 0}, {"late", 0}, {"no-heartbeat", 0}};
-  for (const auto& [node, heard] : nodes_) ++states[nodeState(heard, now_ns)];
-  out += "# HELP accel_aggregator_nodes Nodes heard from, by liveness: alive (an event within three of "
-         "its heartbeat intervals), late, no-heartbeat (never sent one).\n"
-         "# TYPE accel_aggregator_nodes gauge\n";
-  for (const auto& [state, n] : states)
-    out += "accel_aggregator_nodes{state=\"" + state + "\"} " + std::to_string(n) + "\n";
-  return out;
+  return r.render(format);
 }
 
 }  // namespace accel::aggregator

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -15,11 +16,15 @@
 
 #include "accel/aggregator/batch_writer.h"
 #include "accel/common/clock.h"
+#include "accel/events/socket_options.h"
 
 namespace accel::aggregator {
 namespace {
 
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+// The ROUTER's socket monitor: connections accepted and closed
+// (accel_aggregator_nodes_connected).
+constexpr const char* kMonitorEndpoint = "inproc://accel-aggregator.monitor";
 // How many of the newest (peer, stream) pairs a frame is checked against
 // before its pair is added to the batch's list of acknowledgements.
 constexpr size_t kRecentAcks = 16;
@@ -49,6 +54,7 @@ struct Server::Impl {
   zmq::context_t ctx{1};
   zmq::socket_t zap{ctx, zmq::socket_type::rep};
   zmq::socket_t router{ctx, zmq::socket_type::router};
+  zmq::socket_t monitor{ctx, zmq::socket_type::pair};
   std::atomic<bool> stop{false};
   std::thread zap_thread;
   BatchWriter writer;
@@ -113,8 +119,26 @@ struct Server::Impl {
       auto due = std::chrono::ceil<std::chrono::milliseconds>(*open_since + options.batch_wait - Clock::now());
       wait = std::clamp(due, std::chrono::milliseconds(0), wait);
     }
-    zmq::pollitem_t items[2] = {{nullptr, writer.readyFd(), ZMQ_POLLIN, 0}, {router.handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, full ? 1 : 2, wait);
+    zmq::pollitem_t items[3] = {{nullptr, writer.readyFd(), ZMQ_POLLIN, 0},
+                                {monitor.handle(), 0, ZMQ_POLLIN, 0},
+                                {router.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, full ? 2 : 3, wait);
+  }
+
+  // Counts the connections the monitor reports opened and closed. Each
+  // report is two frames: event number (2 bytes) and value (4 bytes), then
+  // the endpoint.
+  void countConnections() {
+    while (true) {
+      zmq::message_t event, endpoint;
+      if (!monitor.recv(event, zmq::recv_flags::dontwait)) return;
+      if (event.more()) (void)monitor.recv(endpoint, zmq::recv_flags::none);
+      if (event.size() < 2) continue;
+      uint16_t id;
+      std::memcpy(&id, event.data(), sizeof id);
+      if (id == ZMQ_EVENT_ACCEPTED) ++metrics.connections;
+      else if (id == ZMQ_EVENT_DISCONNECTED) --metrics.connections;
+    }
   }
 
   // Takes in the frames that have arrived, as many as the open batch holds.
@@ -270,13 +294,11 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
       r.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o.ping_interval.count()));
       r.set(zmq::sockopt::heartbeat_timeout, static_cast<int>(o.ping_timeout.count()));
     }
-    if (o.tcp_keepalive.count() > 0) {
-      const int idle = static_cast<int>(o.tcp_keepalive.count());
-      r.set(zmq::sockopt::tcp_keepalive, 1);
-      r.set(zmq::sockopt::tcp_keepalive_idle, idle);
-      r.set(zmq::sockopt::tcp_keepalive_intvl, std::min(idle, 10));
-      r.set(zmq::sockopt::tcp_keepalive_cnt, 3);
-    }
+    event::setTcpKeepalive(r, o.tcp_keepalive);
+    if (zmq_socket_monitor(r.handle(), kMonitorEndpoint, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) != 0)
+      throw zmq::error_t();
+    impl->monitor.set(zmq::sockopt::linger, 0);
+    impl->monitor.connect(kMonitorEndpoint);
     r.bind(o.listen);
   } catch (const zmq::error_t& e) {
     return Error(ErrorCode::kUnavailable, "listen on " + o.listen + ": " + e.what());
@@ -295,6 +317,7 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
 Status Server::poll(std::chrono::milliseconds wait) {
   Impl& m = *impl_;
   m.waitForWork(wait);
+  m.countConnections();
   Status s = m.collect(false);
   m.receive();
   m.submitIfDue();

@@ -306,6 +306,12 @@ ConfigSchema makeAccelSchema() {
                    "from it for three intervals (`accel-aggregatord nodes`). 0: no heartbeats. "
                    "Heartbeats are the first events dropped when the spool is full.",
            .store = storeIn<&C::heartbeat_interval>},
+          {.name = "MetricsAddress",
+           .type = ValueType::kString,
+           .help = "HOST:PORT (a numeric IPv4 host) on which the agent serves its metrics to "
+                   "Prometheus at /metrics: hook durations, jobs, the event spool, vendor calls and "
+                   "limit enforcements (operator guide, Metrics). Unset: no endpoint. Read at start.",
+           .store = storeIn<&C::metrics_address>},
           {.name = "ApplianceKillGrace",
            .type = ValueType::kSeconds,
            .default_value = "30",

@@ -20,6 +20,7 @@
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
 #include "process_harness.h"
+#include "process_util.h"
 
 namespace accel::testing {
 namespace {
@@ -471,6 +472,48 @@ TEST_F(DaemonProcessTest, GpuJobGetsItsNearestNicsAndStatusNamesTheHolder) {
   EXPECT_NE(table.out.find("cuda1     gpu   job 1301"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("cuda3     gpu   free"), std::string::npos) << table.out;
   ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(1301, 4242, "0,1")).exit_code, 0);
+}
+
+// The metric's value in a /metrics answer: the number after "NAME " on its
+// own line; -1 when the line is missing.
+double metricValue(const std::string& text, const std::string& name) {
+  size_t at = text.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + name.size() + 2));
+}
+
+// MetricsAddress: the hooks, the jobs and the spool as Prometheus reads them.
+TEST_F(DaemonProcessTest, MetricsShowHooksJobsAndTheSpool) {
+  const uint16_t port = support::freePort();
+  h_.writeConfig("MetricsAddress=127.0.0.1:" + std::to_string(port) + "\n");
+  startOrFail();
+  auto scrape = [&] { return support::httpExchange(port, "GET /metrics HTTP/1.0\r\n\r\n"); };
+  std::string idle = scrape();
+  ASSERT_EQ(idle.rfind("HTTP/1.1 200", 0), 0u) << idle;
+  EXPECT_EQ(metricValue(idle, "accel_jobs_active"), 0) << idle;
+  EXPECT_EQ(metricValue(idle, "accel_limit_enforcements_total"), 0) << idle;
+  ASSERT_EQ(h_.ctl({"prolog"}, AgentHarness::jobEnv(1401, 4242, "0")).exit_code, 0);
+  std::string running = scrape();
+  EXPECT_EQ(metricValue(running, "accel_jobs_active"), 1) << running;
+  EXPECT_EQ(metricValue(running, "accel_hook_duration_seconds_count{hook=\"prolog\"}"), 1) << running;
+  EXPECT_GT(metricValue(running, "accel_hook_duration_seconds_sum{hook=\"prolog\"}"), 0) << running;
+  ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(1401, 4242, "0")).exit_code, 0);
+  std::string done = scrape();
+  EXPECT_EQ(metricValue(done, "accel_jobs_active"), 0) << done;
+  EXPECT_EQ(metricValue(done, "accel_hook_duration_seconds_count{hook=\"epilog\"}"), 1) << done;
+  // No aggregator here: agent start, heartbeat, prolog started and finished,
+  // epilog finished wait in the spool.
+  EXPECT_EQ(metricValue(done, "accel_events_spooled"), 5) << done;
+  EXPECT_GT(metricValue(done, "accel_spool_bytes"), 0) << done;
+  EXPECT_EQ(h_.terminate(), 0);
+  EXPECT_TRUE(support::httpExchange(port, "GET /metrics HTTP/1.0\r\n\r\n").empty()) << "still served after the stop";
+}
+
+TEST_F(DaemonProcessTest, BadMetricsAddressStopsTheStartAndIsNamed) {
+  h_.writeConfig("MetricsAddress=localhost:9464\n");
+  EXPECT_FALSE(h_.start(3s));
+  EXPECT_NE(h_.startError().find("MetricsAddress in " + h_.configPath()), std::string::npos) << h_.startError();
+  EXPECT_NE(h_.startError().find("not a numeric IPv4 address"), std::string::npos) << h_.startError();
 }
 
 // An idle daemon sleeps: no thread wakes up periodically (the watchdog is

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "process_harness.h"
+#include "process_util.h"
 
 namespace accel::testing {
 namespace {
@@ -234,6 +235,26 @@ TEST_F(IpuProcessTest, ControllerDownFailsThePrologCleanlyAndNamesIt) {
   p = h_.ctl({"prolog"}, ipuEnv(8102, "2", "1"));
   EXPECT_EQ(p.exit_code, 0) << p.err;
   EXPECT_EQ(partitions().count("p8102"), 1u);
+}
+
+// accel_driver_call_seconds: the V-IPU controller's calls, by outcome.
+TEST_F(IpuProcessTest, VendorCallsAreTimedByOutcome) {
+  const uint16_t port = support::freePort();
+  h_.writeConfig("HwMockDir=" ACCEL_HW_MOCK_BUILD "\nMetricsAddress=127.0.0.1:" + std::to_string(port) + "\n");
+  faults("* down\n");
+  startOrFail();
+  EXPECT_EQ(h_.ctl({"prolog"}, ipuEnv(8103, "2", "1")).exit_code, 1);
+  faults("");
+  ASSERT_EQ(h_.ctl({"prolog"}, ipuEnv(8104, "2", "1")).exit_code, 0);
+  std::string text = support::httpExchange(port, "GET /metrics HTTP/1.0\r\n\r\n");
+  auto count = [&](const std::string& result) {
+    std::string line = "\naccel_driver_call_seconds_count{driver=\"vipu\",result=\"" + result + "\"} ";
+    size_t at = text.find(line);
+    return at == std::string::npos ? -1L : std::stol(text.substr(at + line.size()));
+  };
+  EXPECT_GE(count("error"), 1) << text;
+  EXPECT_GE(count("ok"), 1) << text;
+  ASSERT_EQ(h_.ctl({"epilog"}, ipuEnv(8104, "2", "1")).exit_code, 0);
 }
 
 TEST_F(IpuProcessTest, FailureHalfWayRemovesThePartitionItMade) {

@@ -33,7 +33,7 @@ trap restore_ctld EXIT
 
 # Writes left from earlier tests would blur the count below: none may wait now.
 deadline=$((SECONDS + 30))
-until [[ $(counter comments_pending) == 0 ]]; do
+until [[ $(counter pending_comments) == 0 ]]; do
     ((SECONDS <= deadline)) || fail "the aggregator still has comments pending from before the test"
     sleep 0.5
 done
@@ -101,6 +101,6 @@ done
 expect_eq "comment writes for the $jobs_n jobs (each once)" "$((writes0 + jobs_n))" \
     "$(counter comment_writes_total)"
 expect_eq "failed comment writes" "$failures0" "$(counter comment_failures_total)"
-expect_eq "comments still pending" 0 "$(counter comments_pending)"
+expect_eq "comments still pending" 0 "$(counter pending_comments)"
 rm -rf "$marks"
 log "PASS"

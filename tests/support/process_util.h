@@ -66,6 +66,26 @@ inline bool accepts(uint16_t port) {
   return ok;
 }
 
+// One HTTP/1.0 exchange with 127.0.0.1:port: `request` as written, the
+// whole answer (status line, headers, body) as read until the server closes.
+// Empty when nothing listens.
+inline std::string httpExchange(uint16_t port, const std::string& request) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 &&
+      write(fd, request.data(), request.size()) == ssize_t(request.size())) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
+  }
+  close(fd);
+  return out;
+}
+
 // VmRSS in KiB and open descriptors of a process.
 inline std::pair<uint64_t, uint64_t> footprint(pid_t pid) {
   uint64_t rss = 0, fds = 0;

@@ -121,6 +121,7 @@ Daemon::~Daemon() {
   // reporter may still emit and cancel), then the surrogate steps. reset()
   // leaves each pointer null, which the later ones test. The stale-job sweep
   // calls the handler, which uses all of them: it ends first.
+  metrics_http_.reset();  // no scrape reads what goes below
   stale_sweep_stop_ = true;
   if (stale_sweep_.joinable()) stale_sweep_.join();
   appliance_.reset();
@@ -149,6 +150,9 @@ Status Daemon::start() {
   ACCEL_TRY(vendors);
   vendors_ = std::move(*vendors);
   health_->configLoaded();
+  health_->setCallTimer([m = metrics_.get()](const std::string& name, bool ok, double seconds) {
+    m->driver_calls.with({name, ok ? "ok" : "error"}).observe(seconds);
+  });
   vendors_.ipu = watchCalls(vendors_.ipu, health_);
   vendors_.appliance = watchCalls(vendors_.appliance, health_);
   std::string xml = options_.topology_xml.value_or(
@@ -210,6 +214,7 @@ Status Daemon::start() {
 
   ctx_ = HandlerContext{};
   ctx_.manager = manager_.get();
+  ctx_.metrics = metrics_.get();
   ctx_.slurm_uid = *slurm_uid;
   ctx_.node_name = shortHostname();
   ctx_.version = ACCEL_VERSION;
@@ -271,6 +276,7 @@ Status Daemon::start() {
   ctx_.outbox_stats = [this] { return outbox_->stats(); };
   ctx_.aggregator = config_.aggregator_address.value_or("");
   ctx_.health = health_.get();
+  ACCEL_TRY(startMetrics());
   emitEvent(event::AgentStarted{.version = ACCEL_VERSION,
                                 .jobs_recovered = static_cast<uint32_t>(recovered->adopted + recovered->cleaned)});
   // The hooks that were running when the last daemon died failed without a
@@ -426,10 +432,29 @@ void Daemon::startApplianceWatcher() {
 
 // Appliance limits: started after recovery, so a deadline that passed while
 // the daemon was down is enforced at once.
+// MetricsAddress: the gauges read the job manager and the outbox at each
+// scrape (both thread-safe), on the endpoint's own thread.
+Status Daemon::startMetrics() {
+  if (!config_.metrics_address) return okStatus();
+  metrics_->watchJobs([this] { return double(manager_->jobs().size()); });
+  metrics_->watchSpool([this] { return double(outbox_->stats().backlog); },
+                       [this] { return double(outbox_->stats().spooled_bytes); });
+  auto endpoint = metrics::HttpEndpoint::start(*config_.metrics_address,
+                                               [m = metrics_.get()](metrics::Format f) { return m->registry.render(f); });
+  if (!endpoint.ok())
+    return Error(endpoint.error().code(), "MetricsAddress in " + options_.config_path + ": " + endpoint.error().message());
+  metrics_http_ = std::move(*endpoint);
+  log::info("metrics: served at http://" + *config_.metrics_address + "/metrics");
+  return okStatus();
+}
+
 Status Daemon::startLimitEnforcer() {
   EnforcerActions actions;
   actions.signal_tasks = signalTasks;
-  actions.emit = [this](const event::Event& e) { emitEvent(e); };
+  actions.emit = [this](const event::Event& e) {
+    if (std::holds_alternative<event::TimeLimitEnforced>(e)) metrics_->limit_enforcements.add();
+    emitEvent(e);
+  };
   actions.now = jobClockNs;
   if (vendors_.appliance) actions.cancel_appliance = [this](uint32_t id) { cancelApplianceJobs(id); };
   const int64_t grace_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(config_.appliance_kill_grace).count();

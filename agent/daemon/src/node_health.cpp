@@ -1,5 +1,7 @@
 #include "accel/agentd/node_health.h"
 
+#include <chrono>
+
 #include "accel/common/clock.h"
 
 namespace accel::agentd {
@@ -27,9 +29,24 @@ void NodeHealth::addController(const std::string& name, const std::string& clien
   c.client = client;
 }
 
-void NodeHealth::controllerCalled(const std::string& name, const std::string& call, const Status& outcome) {
-  const int64_t now = now_();
+void NodeHealth::setCallTimer(CallTimer timer) {
   std::lock_guard<std::mutex> g(mu_);
+  timer_ = std::move(timer);
+}
+
+void NodeHealth::controllerCalled(const std::string& name, const std::string& call, const Status& outcome,
+                                  double seconds) {
+  const int64_t now = now_();
+  CallTimer timer;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    record(name, call, outcome, now);
+    timer = timer_;
+  }
+  if (timer && seconds >= 0) timer(name, outcome.ok(), seconds);
+}
+
+void NodeHealth::record(const std::string& name, const std::string& call, const Status& outcome, int64_t now) {
   auto& c = controllers_[name];
   c.name = name;
   c.call = call;
@@ -59,6 +76,17 @@ HealthSnapshot NodeHealth::snapshot() const {
 
 namespace {
 
+// How long a call has taken so far.
+class CallWatch {
+ public:
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 // "Not found" answers are the controller speaking: it was reached.
 Status reached(const Status& s) {
   if (!s.ok() && s.error().code() == ErrorCode::kNotFound) return okStatus();
@@ -72,18 +100,21 @@ class WatchedPartitionController : public ipu::PartitionController {
     health_->addController("vipu", inner_->describe());
   }
   Status create(const ipu::PartitionSpec& spec) override {
+    CallWatch w;
     auto s = inner_->create(spec);
-    health_->controllerCalled("vipu", "create " + spec.name, s);
+    health_->controllerCalled("vipu", "create " + spec.name, s, w.seconds());
     return s;
   }
   Status remove(const std::string& name) override {
+    CallWatch w;
     auto s = inner_->remove(name);
-    health_->controllerCalled("vipu", "remove " + name, s);
+    health_->controllerCalled("vipu", "remove " + name, s, w.seconds());
     return s;
   }
   Result<std::vector<ipu::GcdConfig>> ipuofConfigs(const std::string& name) override {
+    CallWatch w;
     auto r = inner_->ipuofConfigs(name);
-    health_->controllerCalled("vipu", "get " + name, reached(r.ok() ? okStatus() : Status(r.error())));
+    health_->controllerCalled("vipu", "get " + name, reached(r.ok() ? okStatus() : Status(r.error())), w.seconds());
     return r;
   }
   std::string describe() const override { return inner_->describe(); }
@@ -100,13 +131,15 @@ class WatchedApplianceClient : public appliance::ApplianceClient {
     health_->addController("appliance", inner_->describe());
   }
   Result<std::vector<appliance::ApplianceJob>> jobs() override {
+    CallWatch w;
     auto r = inner_->jobs();
-    health_->controllerCalled("appliance", "get jobs", r.ok() ? okStatus() : Status(r.error()));
+    health_->controllerCalled("appliance", "get jobs", r.ok() ? okStatus() : Status(r.error()), w.seconds());
     return r;
   }
   Status cancel(const std::string& id) override {
+    CallWatch w;
     auto s = inner_->cancel(id);
-    health_->controllerCalled("appliance", "cancel " + id, s);
+    health_->controllerCalled("appliance", "cancel " + id, s, w.seconds());
     return s;
   }
   std::string describe() const override { return inner_->describe(); }

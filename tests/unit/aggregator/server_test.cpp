@@ -86,6 +86,18 @@ TEST_F(ServerTest, PartialBatchIsCommittedOnceItsWaitIsOver) {
   EXPECT_EQ(stored(), 3u);
 }
 
+// accel_aggregator_nodes_connected follows connections as they open and close.
+TEST_F(ServerTest, ConnectionsAreCountedAsTheyOpenAndClose) {
+  start(1000, 20ms);
+  send(1, 1);
+  EXPECT_EQ(pollForAck(1, 1000), 1u);
+  EXPECT_EQ(metrics_.connections.load(), 1);
+  EXPECT_NE(metrics_.render().find("\naccel_aggregator_nodes_connected 1\n"), std::string::npos) << metrics_.render();
+  dealer_.reset();
+  for (int i = 0; i < 500 && metrics_.connections.load() != 0; ++i) ASSERT_TRUE(server_->poll(10ms).ok());
+  EXPECT_EQ(metrics_.connections.load(), 0);
+}
+
 TEST_F(ServerTest, FullBatchIsCommittedWithoutWaiting) {
   start(4, std::chrono::hours(1));
   send(1, 4);

@@ -141,7 +141,7 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                       "FabricNetns", "FabricRoutes", "AggregatorAddress", "AggregatorPublicKeyFile",
                                       "NodeKeyFile", "AggregatorReconnectMinMs", "AggregatorReconnectMaxMs",
                                       "AggregatorPingInterval", "AggregatorPingTimeout", "AggregatorTcpKeepAlive",
-                                      "EventSpoolDir", "EventSpoolMaxSize", "HeartbeatInterval",
+                                      "EventSpoolDir", "EventSpoolMaxSize", "HeartbeatInterval", "MetricsAddress",
                                       "ApplianceKillGrace", "SurrogateSteps",
                                       "ApplianceTimeOnRequeue"}));
 }

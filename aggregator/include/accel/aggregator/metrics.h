@@ -1,6 +1,6 @@
 #pragma once
-// The aggregator's counters, shared by its threads, rendered in the
-// Prometheus text format (served by MetricsServer, metrics_server.h).
+// The aggregator's counters, shared by its threads, rendered for Prometheus
+// (served on MetricsAddress by metrics::HttpEndpoint).
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "accel/aggregator/store.h"
+#include "accel/common/metrics.h"
 
 namespace accel::aggregator {
 
@@ -26,14 +27,16 @@ struct Metrics {
   std::atomic<uint64_t> comment_writes{0};
   std::atomic<uint64_t> comment_failures{0};
   std::atomic<int64_t> comments_pending{0};
+  std::atomic<int64_t> connections{0};  // transport connections open (accepted, not yet closed)
 
   void reject(Reject r) { ++rejected[size_t(r)]; }
   // Lag of `node`: receive time minus event time of its latest event.
   void setLag(const std::string& node, double seconds);
   // What a committed batch (or the store, at start) says of a node.
   void noteNode(const std::string& node, const NodeHeard& heard);
-  std::string render() const;
-  std::string render(int64_t now_ns) const;  // liveness judged at now_ns (CLOCK_REALTIME)
+  std::string render(metrics::Format format = metrics::Format::kPrometheus) const;
+  // Liveness judged at now_ns (CLOCK_REALTIME).
+  std::string render(int64_t now_ns, metrics::Format format = metrics::Format::kPrometheus) const;
 
  private:
   mutable std::mutex mu_;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "accel/agent/job_manager.h"
+#include "accel/agentd/agent_metrics.h"
 #include "accel/agentd/node_health.h"
 #include "accel/appliance/appliance.h"
 #include "accel/events/event.h"
@@ -32,6 +33,8 @@ struct Caller {
 
 struct HandlerContext {
   agent::JobManager* manager = nullptr;
+  // The hooks' durations go here; null: not measured.
+  AgentMetrics* metrics = nullptr;
   uid_t slurm_uid = 0;          // SlurmUser's uid (root is always allowed)
   std::string node_name;
   std::string version;

@@ -30,6 +30,7 @@
 #include "accel/agentd/trash_remover.h"
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
+#include "accel/common/metrics_http.h"
 #include "accel/common/result.h"
 #include "accel/events/outbox.h"
 #include "accel/ipc/admission.h"
@@ -77,6 +78,7 @@ class Daemon {
   bool applianceEventAllowed(uint32_t job_id);
   void startApplianceWatcher();
   Status startLimitEnforcer();
+  Status startMetrics();
   void cancelApplianceJobs(uint32_t job_id);
   void startSurrogateSteps();
   void maybeSurrogate(const appliance::ApplianceJob& job);
@@ -128,6 +130,11 @@ class Daemon {
   // the loop publishes. While set, further changes need no wake-up.
   std::atomic<bool> status_dirty_{false};
   std::atomic<int> in_flight_{0};  // connections admitted and not yet closed
+  // MetricsAddress: the registry, and its endpoint last of all members, so
+  // that it stops (and with it every scrape reading manager_ and outbox_)
+  // before anything it reads goes.
+  std::unique_ptr<AgentMetrics> metrics_ = std::make_unique<AgentMetrics>();
+  std::unique_ptr<metrics::HttpEndpoint> metrics_http_;
   // The worker pool: idle workers wait on the listening socket themselves
   // (EPOLLEXCLUSIVE, so one is woken per connection), which keeps a thread
   // hand-off off the hook's path. stop_fd_ (an eventfd) tells them to leave.

@@ -55,7 +55,14 @@ class NodeHealth {
   void configRefused(const std::string& why);
   // A client the node uses, listed before its first call.
   void addController(const std::string& name, const std::string& client);
-  void controllerCalled(const std::string& name, const std::string& call, const Status& outcome);
+  // `seconds`: how long the call took (negative: not measured), for the
+  // call timer.
+  void controllerCalled(const std::string& name, const std::string& call, const Status& outcome,
+                        double seconds = -1);
+  // Told of every measured call (accel_driver_call_seconds); set before the
+  // first call. Called outside the lock.
+  using CallTimer = std::function<void(const std::string& name, bool ok, double seconds)>;
+  void setCallTimer(CallTimer timer);
   // A node fault (a hook answered NodeFault, a reload refused, ...).
   void nodeFault(const std::string& message);
   // A fault of the cluster's configuration found here (a job sent to a node
@@ -66,12 +73,14 @@ class NodeHealth {
   HealthSnapshot snapshot() const;
 
  private:
+  void record(const std::string& name, const std::string& call, const Status& outcome, int64_t now);
   NowFn now_;
   mutable std::mutex mu_;
   int64_t config_loaded_ns_ = 0;
   std::string config_error_;
   std::map<std::string, ControllerCall> controllers_;
   std::deque<TimedError> errors_;
+  CallTimer timer_;
 };
 
 // The same client, with every call's outcome noted in `health` ("vipu",

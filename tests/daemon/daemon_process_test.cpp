@@ -505,7 +505,7 @@ TEST_F(DaemonProcessTest, MetricsShowHooksJobsAndTheSpool) {
   // epilog finished wait in the spool.
   EXPECT_EQ(metricValue(done, "accel_events_spooled"), 5) << done;
   EXPECT_GT(metricValue(done, "accel_spool_bytes"), 0) << done;
-  EXPECT_EQ(h_.terminate(), 0);
+  EXPECT_EQ(h_.terminate(), 0) << h_.daemonLog();
   EXPECT_TRUE(support::httpExchange(port, "GET /metrics HTTP/1.0\r\n\r\n").empty()) << "still served after the stop";
 }
 

@@ -655,6 +655,7 @@ int Daemon::run() {
           if (si.ssi_signo == SIGHUP) { reload(); continue; }
           notify::stopping();
           log::info("stop: signal " + std::to_string(si.ssi_signo) + "; jobs stay recorded for the next start");
+          metrics_http_.reset();  // its scrapes read the outbox, which shuts down below
           drain();
           {
             std::lock_guard<std::mutex> g(pool_mu_);

@@ -141,7 +141,9 @@ TEST_F(DaemonProcessTest, HostileBytesOnTheSocketAreRefusedAndTheDaemonStaysUp) 
     std::vector<uint8_t> junk(1 + rng() % 300);
     for (auto& c : junk) c = static_cast<uint8_t>(rng());
     auto reply = ipc::call(h_.socketPath(), junk.data(), junk.size(), 2s);
-    ASSERT_TRUE(reply.ok()) << reply.error().message();
+    ASSERT_TRUE(reply.ok()) << "message " << i << " (" << junk.size() << " bytes): " << reply.error().message()
+                            << "; the daemon " << (h_.running() ? "runs" : "is gone") << "; its log:\n"
+                            << h_.daemonLog();
     EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(reply->data())->outcome(), control::Outcome::BadRequest);
   }
   // Oversize: sent raw, past the cap.

@@ -37,21 +37,6 @@ namespace {
 using namespace std::chrono_literals;
 using accel::event::CurveKeyPair;
 
-pid_t spawn(const std::vector<std::string>& args, const std::string& log, const std::string& notify = "") {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    dup2(fd, 1), dup2(fd, 2);
-    if (!notify.empty()) setenv("NOTIFY_SOCKET", notify.c_str(), 1);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
 int waitExit(pid_t pid, std::chrono::seconds limit) {
   auto end = std::chrono::steady_clock::now() + limit;
   int status = 0;
@@ -66,6 +51,7 @@ int waitExit(pid_t pid, std::chrono::seconds limit) {
 }
 
 using accel::support::freePort;
+using accel::support::spawn;
 
 class AggregatorProcessTest : public ::testing::Test {
  protected:

@@ -29,11 +29,13 @@ inline std::string readFile(const std::string& path) {
   return s.str();
 }
 
-inline pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
+// `notify`: the child's NOTIFY_SOCKET (as systemd sets it); empty: unset.
+inline pid_t spawn(const std::vector<std::string>& args, const std::string& log, const std::string& notify = "") {
   pid_t pid = fork();
   if (pid == 0) {
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     dup2(fd, 1), dup2(fd, 2);
+    if (!notify.empty()) setenv("NOTIFY_SOCKET", notify.c_str(), 1);
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

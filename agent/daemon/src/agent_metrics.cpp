@@ -6,6 +6,8 @@ AgentMetrics::AgentMetrics()
     : hooks(registry.histograms("accel_hook_duration_seconds",
                                 "Time accel-agentd took to answer a prolog or epilog, from request to answer.",
                                 {"hook"}, metrics::secondsBuckets())),
+      prolog_seconds(hooks.with({"prolog"})),
+      epilog_seconds(hooks.with({"epilog"})),
       driver_calls(registry.histograms("accel_driver_call_seconds",
                                        "Time of each call to a vendor client (V-IPU controller, appliance), by "
                                        "outcome.",

@@ -426,12 +426,10 @@ std::vector<uint8_t> errorReply(uint8_t outcome, const std::string& message) {
 
 // Runs a hook's handler and notes how long it took (accel_hook_duration_seconds).
 template <class Handler>
-std::vector<uint8_t> timedHook(const HandlerContext& ctx, const char* hook, Handler&& handler) {
+std::vector<uint8_t> timedHook(metrics::Histogram* seconds, Handler&& handler) {
   const auto start = std::chrono::steady_clock::now();
   auto reply = handler();
-  if (ctx.metrics)
-    ctx.metrics->hooks.with({hook}).observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (seconds) seconds->observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return reply;
 }
 
@@ -453,12 +451,14 @@ std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& call
       if (!isAdmin(ctx, caller))
         return simple(fb::Outcome::PermissionDenied,
                       "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by hand, run it as root");
-      return timedHook(ctx, "prolog", [&] { return onProlog(ctx, req->body_as_PrologRequest()); });
+      return timedHook(ctx.metrics ? &ctx.metrics->prolog_seconds : nullptr,
+                       [&] { return onProlog(ctx, req->body_as_PrologRequest()); });
     case fb::RequestBody::EpilogRequest:
       if (!isAdmin(ctx, caller))
         return simple(fb::Outcome::PermissionDenied,
                       "only root and SlurmUser may run the epilog (slurmd runs it as Epilog=); by hand, run it as root");
-      return timedHook(ctx, "epilog", [&] { return onEpilog(ctx, req->body_as_EpilogRequest()); });
+      return timedHook(ctx.metrics ? &ctx.metrics->epilog_seconds : nullptr,
+                       [&] { return onEpilog(ctx, req->body_as_EpilogRequest()); });
     case fb::RequestBody::StatusRequest: return onStatus(ctx, caller);
     case fb::RequestBody::JobsRequest: return onJobs(ctx, caller);
     case fb::RequestBody::JobRequest: return onJob(ctx, caller, req->body_as_JobRequest()->job_id());

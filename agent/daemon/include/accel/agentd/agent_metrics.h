@@ -15,6 +15,9 @@ struct AgentMetrics {
   // accel_hook_duration_seconds{hook="prolog"|"epilog"}: from the request's
   // arrival to its answer.
   metrics::Family<metrics::Histogram>& hooks;
+  // Its two members, found once: the hooks observe them with no lookup.
+  metrics::Histogram& prolog_seconds;
+  metrics::Histogram& epilog_seconds;
   // accel_driver_call_seconds{driver="vipu"|"appliance", result="ok"|"error"}.
   metrics::Family<metrics::Histogram>& driver_calls;
   // accel_limit_enforcements_total: jobs whose tasks were stopped at their

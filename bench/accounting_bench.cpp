@@ -393,7 +393,7 @@ class Bench {
       for (size_t k = 0; k < ids.size(); ++k) {
         const size_t i = from + k;
         auto it = comments->find(ids[k]);
-        std::string why = check(i, kind, it == comments->end() ? nullptr : &it->second);
+        std::string why = check(i, kind, it == comments->end() ? nullptr : &it->second.admin_comment);
         if (why.empty()) {
           ++r.correct;
         } else {

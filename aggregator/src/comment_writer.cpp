@@ -43,7 +43,8 @@ Result<int> CommentWriter::runOnce() {
 }
 
 // Reads the batch's current comments first (one query) so that other tools'
-// segments survive, writes those that change (Accounting spreads them over
+// segments survive, puts off the jobs whose end slurmdbd has not recorded,
+// writes those that change (Accounting spreads them over
 // its connections), and settles the batch's queue rows in one transaction.
 Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, int64_t now) {
   auto done = [](const PendingComment& p) {
@@ -79,7 +80,7 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
   };
   std::vector<uint32_t> ids;
   for (size_t i : known) ids.push_back(due[i].job_id);
-  auto current = ids.empty() ? Result<std::map<uint32_t, std::string>>(std::map<uint32_t, std::string>{})
+  auto current = ids.empty() ? Result<std::map<uint32_t, AccountedJob>>(std::map<uint32_t, AccountedJob>{})
                              : accounting_.adminComments(ids);
   std::vector<CommentUpdate> updates;
   std::vector<size_t> updated;  // indexes into `due`, one per update
@@ -94,8 +95,18 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
       fail(p, Error(ErrorCode::kNotFound, "slurmdbd has no record of job " + std::to_string(p.job_id)));
       continue;
     }
-    std::string merged = mergeAdminComment(it->second, summaries[k]);
-    if (merged == it->second) {
+    if (!it->second.ended) {
+      // slurmctld's completion record, which carries its own copy of the
+      // AdminComment, has not reached slurmdbd yet: a write now could be
+      // overwritten by it. Not a failure; tried again after the back-off.
+      ++metrics_.comment_waits;
+      settled.push_back({.job_id = p.job_id, .generation = p.generation, .done = false,
+                         .next_ns = now + retryDelayNs(p.attempts), .error = "slurmdbd has not recorded the job's end"});
+      continue;
+    }
+    const std::string& existing = it->second.admin_comment;
+    std::string merged = mergeAdminComment(existing, summaries[k]);
+    if (merged == existing) {
       succeed(p);
       continue;
     }

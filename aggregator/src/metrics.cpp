@@ -51,6 +51,9 @@ std::string Metrics::render(int64_t now_ns, metrics::Format format) const {
   r.counter("accel_aggregator_commit_failures", "Ingest transactions that failed.").add(commit_failures);
   r.counter("accel_aggregator_comment_writes", "AdminComment writes that succeeded.").add(comment_writes);
   r.counter("accel_aggregator_comment_failures", "AdminComment write attempts that failed.").add(comment_failures);
+  r.counter("accel_aggregator_comment_waits",
+            "AdminComment writes put off because slurmdbd had not yet recorded the job's end.")
+      .add(comment_waits);
   r.gauge("accel_aggregator_pending_comments", "Job summaries waiting to be written into Slurm accounting.")
       .set(double(comments_pending.load()));
   r.gauge("accel_aggregator_nodes_connected",

@@ -101,8 +101,8 @@ Result<std::string> SlurmdbAccounting::cluster() {
   return name;
 }
 
-Result<std::map<uint32_t, std::string>> SlurmdbAccounting::adminComments(const std::vector<uint32_t>& job_ids) {
-  std::map<uint32_t, std::string> out;
+Result<std::map<uint32_t, AccountedJob>> SlurmdbAccounting::adminComments(const std::vector<uint32_t>& job_ids) {
+  std::map<uint32_t, AccountedJob> out;
   if (job_ids.empty()) return out;
   auto name = cluster();
   if (!name.ok()) return name.error();
@@ -114,7 +114,7 @@ Result<std::map<uint32_t, std::string>> SlurmdbAccounting::adminComments(const s
   std::unique_ptr<void, void (*)(void*)> guard(jobs, [](void* l) { slurm_list_destroy(static_cast<List>(l)); });
   ListIterator it = slurm_list_iterator_create(jobs);
   while (auto* rec = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it)))
-    out[rec->jobid] = rec->admin_comment ? rec->admin_comment : "";
+    out[rec->jobid] = {.admin_comment = rec->admin_comment ? rec->admin_comment : "", .ended = rec->end != 0};
   slurm_list_iterator_destroy(it);
   return out;
 }

@@ -106,6 +106,27 @@ TEST_F(CommentWriterTest, JobNotYetInAccountingIsRetried) {
   EXPECT_EQ(*writer_->runOnce(), 1);
 }
 
+// A tool set the AdminComment while the job ran: slurmctld sends its copy to
+// slurmdbd with the job's end. The summary waits for that end, so it neither
+// loses the tool's segment nor is overwritten by slurmctld's copy.
+TEST_F(CommentWriterTest, WaitsForTheJobsEndInAccounting) {
+  fake_.addRunningJob(42);
+  finishJob(42, 1);
+  now_ += kSec;
+  EXPECT_EQ(*writer_->runOnce(), 0);
+  EXPECT_EQ(fake_.writes(), 0);
+  EXPECT_EQ(metrics_.comment_waits, 1u);
+  EXPECT_EQ(metrics_.comment_failures, 0u);
+  EXPECT_EQ(*store_->pendingCount(), 1);
+  fake_.endJob(42, "JS1:kept");
+  now_ += 3 * kSec;  // past the first back-off (2 s)
+  EXPECT_EQ(*writer_->runOnce(), 1);
+  std::string c = fake_.comment(42);
+  EXPECT_EQ(c.rfind("JS1:kept;accel={", 0), 0u) << c;
+  EXPECT_EQ(*store_->pendingCount(), 0);
+  EXPECT_NE(metrics_.render().find("accel_aggregator_comment_waits_total 1"), std::string::npos);
+}
+
 TEST_F(CommentWriterTest, RateLimitSpreadsWrites) {
   for (uint32_t j = 1; j <= 6; ++j) fake_.addJob(j), finishJob(j, 2 * j - 1);
   now_ += 10 * kSec;

@@ -1,7 +1,9 @@
 #pragma once
 // In-memory accounting for tests: jobs must be added before they can be
 // written (as slurmdbd knows only jobs slurmctld has reported), and the
-// whole service can be made unreachable to test retries and back-fill.
+// whole service can be made unreachable to test retries and back-fill. A job
+// can be added as still running and ended later, with slurmctld's copy of the
+// AdminComment arriving with its end as it does from a real slurmctld.
 #include <functional>
 #include <map>
 #include <utility>
@@ -15,7 +17,20 @@ class FakeAccounting : public Accounting {
  public:
   void addJob(uint32_t job_id, std::string comment = "") {
     std::lock_guard lock(mu_);
-    comments_[job_id] = std::move(comment);
+    jobs_[job_id] = {.admin_comment = std::move(comment), .ended = true};
+  }
+  // Known to slurmdbd, but its end not yet recorded.
+  void addRunningJob(uint32_t job_id) {
+    std::lock_guard lock(mu_);
+    jobs_[job_id] = {.admin_comment = "", .ended = false};
+  }
+  // slurmctld's completion record arrives; a non-empty `ctld_comment` is
+  // what slurmctld held as the AdminComment, and replaces slurmdbd's.
+  void endJob(uint32_t job_id, const std::string& ctld_comment = "") {
+    std::lock_guard lock(mu_);
+    auto& job = jobs_[job_id];
+    job.ended = true;
+    if (!ctld_comment.empty()) job.admin_comment = ctld_comment;
   }
   void setReachable(bool reachable) {
     std::lock_guard lock(mu_);
@@ -23,8 +38,8 @@ class FakeAccounting : public Accounting {
   }
   std::string comment(uint32_t job_id) const {
     std::lock_guard lock(mu_);
-    auto it = comments_.find(job_id);
-    return it == comments_.end() ? std::string() : it->second;
+    auto it = jobs_.find(job_id);
+    return it == jobs_.end() ? std::string() : it->second.admin_comment;
   }
   int writes() const {
     std::lock_guard lock(mu_);
@@ -43,13 +58,13 @@ class FakeAccounting : public Accounting {
     return connections_;
   }
 
-  Result<std::map<uint32_t, std::string>> adminComments(const std::vector<uint32_t>& job_ids) override {
+  Result<std::map<uint32_t, AccountedJob>> adminComments(const std::vector<uint32_t>& job_ids) override {
     std::lock_guard lock(mu_);
     ++connections_;
     if (!reachable_) return Error(ErrorCode::kUnavailable, "slurmdbd unreachable (fake)");
-    std::map<uint32_t, std::string> out;
+    std::map<uint32_t, AccountedJob> out;
     for (uint32_t id : job_ids)
-      if (auto it = comments_.find(id); it != comments_.end()) out[id] = it->second;
+      if (auto it = jobs_.find(id); it != jobs_.end()) out[id] = it->second;
     return out;
   }
   std::vector<Status> setAdminComments(const std::vector<CommentUpdate>& updates) override {
@@ -63,13 +78,13 @@ class FakeAccounting : public Accounting {
     ++connections_;
     std::vector<Status> out;
     for (const auto& u : updates) {
-      auto it = comments_.find(u.job_id);
+      auto it = jobs_.find(u.job_id);
       if (!reachable_) {
         out.push_back(Error(ErrorCode::kUnavailable, "slurmdbd unreachable (fake)"));
-      } else if (it == comments_.end()) {
+      } else if (it == jobs_.end()) {
         out.push_back(Error(ErrorCode::kNotFound, "job " + std::to_string(u.job_id) + " unknown (fake)"));
       } else {
-        it->second = u.comment;
+        it->second.admin_comment = u.comment;
         ++writes_;
         out.push_back(okStatus());
       }
@@ -79,7 +94,7 @@ class FakeAccounting : public Accounting {
 
  private:
   mutable std::mutex mu_;
-  std::map<uint32_t, std::string> comments_;
+  std::map<uint32_t, AccountedJob> jobs_;
   bool reachable_ = true;
   int writes_ = 0;
   int connections_ = 0;

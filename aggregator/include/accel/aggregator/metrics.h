@@ -26,6 +26,7 @@ struct Metrics {
   std::atomic<uint64_t> commit_failures{0};
   std::atomic<uint64_t> comment_writes{0};
   std::atomic<uint64_t> comment_failures{0};
+  std::atomic<uint64_t> comment_waits{0};
   std::atomic<int64_t> comments_pending{0};
   std::atomic<int64_t> connections{0};  // transport connections open (accepted, not yet closed)
 

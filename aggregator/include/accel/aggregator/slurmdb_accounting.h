@@ -18,7 +18,7 @@ class SlurmdbAccounting : public Accounting {
   SlurmdbAccounting(std::optional<std::string> cluster, std::string slurm_conf, int connections = 1);
   ~SlurmdbAccounting() override;
 
-  Result<std::map<uint32_t, std::string>> adminComments(const std::vector<uint32_t>& job_ids) override;
+  Result<std::map<uint32_t, AccountedJob>> adminComments(const std::vector<uint32_t>& job_ids) override;
   std::vector<Status> setAdminComments(const std::vector<CommentUpdate>& updates) override;
 
  private:

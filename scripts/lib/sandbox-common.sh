@@ -375,13 +375,17 @@ aggregator_endpoint() {
 }
 
 # --- ports -----------------------------------------------------------------------------------
-# Five TCP ports (slurmctld, slurmd, slurmdbd, the aggregator's metrics, the aggregator's
-# events when the sandbox has several nodes). The search starts at a base derived from the
-# sandbox path, so two sandboxes rarely even probe the same ports, and stays below the
-# kernel's ephemeral range (32768 up) so client sockets cannot take them later.
+# Seven TCP ports (slurmctld, slurmd, slurmdbd, the aggregator's metrics, the aggregator's
+# events when the sandbox has several nodes, the node agents' metrics, Prometheus). The search
+# starts at a base derived from the sandbox path, so two sandboxes rarely even probe the same
+# ports, and stays below the kernel's ephemeral range (32768 up) so client sockets cannot take
+# them later. With several nodes every agent serves its metrics on the same port, at its own
+# node's address.
+PORT_NAMES=(CTLD_PORT SLURMD_PORT DBD_PORT METRICS_PORT AGG_PORT AGENT_METRICS_PORT PROM_PORT)
+
 pick_ports() {
     local -A used=()
-    local port base hash
+    local port base hash i
     # Listening sockets only: a port in TIME_WAIT from our last run is fine to bind again
     # (Slurm sets SO_REUSEADDR), and keeping it keeps the ports stable across restarts.
     while read -r port; do
@@ -390,24 +394,23 @@ pick_ports() {
     hash=$(cksum <<<"$SANDBOX_DIR")
     base=$((20000 + ${hash%% *} % 1000 * 10))
     PORTS=()
-    for ((port = base; port < base + 500 && ${#PORTS[@]} < 5; port++)); do
+    for ((port = base; port < base + 500 && ${#PORTS[@]} < ${#PORT_NAMES[@]}; port++)); do
         [[ -z ${used[$port]:-} ]] && PORTS+=("$port")
     done
-    ((${#PORTS[@]} == 5)) || die "no five free TCP ports found from $base"
-    CTLD_PORT=${PORTS[0]} SLURMD_PORT=${PORTS[1]} DBD_PORT=${PORTS[2]} METRICS_PORT=${PORTS[3]}
-    AGG_PORT=${PORTS[4]}
-    printf 'CTLD_PORT=%s\nSLURMD_PORT=%s\nDBD_PORT=%s\nMETRICS_PORT=%s\nAGG_PORT=%s\n' "$CTLD_PORT" \
-        "$SLURMD_PORT" "$DBD_PORT" "$METRICS_PORT" "$AGG_PORT" >"$SB_STATE/ports"
+    ((${#PORTS[@]} == ${#PORT_NAMES[@]})) || die "no ${#PORT_NAMES[@]} free TCP ports found from $base"
+    for i in "${!PORT_NAMES[@]}"; do
+        printf -v "${PORT_NAMES[i]}" '%s' "${PORTS[i]}"
+        printf '%s=%s\n' "${PORT_NAMES[i]}" "${PORTS[i]}"
+    done >"$SB_STATE/ports"
 }
 
 load_ports() {
     [[ -r $SB_STATE/ports ]] || return 1
     local key value
     while IFS='=' read -r key value; do
-        case $key in
-        CTLD_PORT | SLURMD_PORT | DBD_PORT | METRICS_PORT | AGG_PORT) printf -v "$key" '%s' "$value" ;;
-        esac
+        if [[ " ${PORT_NAMES[*]} " == *" $key "* ]]; then printf -v "$key" '%s' "$value"; fi
     done <"$SB_STATE/ports"
-    [[ -n ${CTLD_PORT:-} && -n ${SLURMD_PORT:-} && -n ${DBD_PORT:-} && -n ${METRICS_PORT:-} &&
-        -n ${AGG_PORT:-} ]]
+    for key in "${PORT_NAMES[@]}"; do
+        [[ -n ${!key:-} ]] || return 1
+    done
 }

@@ -6,13 +6,13 @@
 # Adding a daemon (accel-agentd, accel-aggregatord) is one entry and one start function.
 
 # Start order; `down` walks it backwards.
-SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld aggregatord agentd slurmd)
+SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld aggregatord prometheus agentd slurmd)
 
 # With several nodes (`up --nodes N`): the cluster's daemons, then on every node its
 # namespace holder (node), its agent and its slurmd, recorded as DAEMON@NODE. A daemon with
 # spawn_<name> and ready_<name> instead of start_<name> is started on all nodes at once and
 # then waited for.
-CLUSTER_DAEMONS=(munged mariadbd slurmdbd slurmctld aggregatord)
+CLUSTER_DAEMONS=(munged mariadbd slurmdbd slurmctld aggregatord prometheus)
 NODE_DAEMONS=(node agentd slurmd)
 
 # Sets DAEMON_LIST: every record name of the sandbox's layout, in start order.
@@ -41,7 +41,7 @@ daemon_context() {
 
 # Programs `up` needs; checked first so a missing package is named before anything starts.
 SANDBOX_COMMANDS=(munged mungekey munge unmunge mariadbd mariadb-install-db mariadb slurmdbd
-    slurmctld slurmd sacctmgr scontrol sinfo squeue scancel ss flock setsid)
+    slurmctld slurmd sacctmgr scontrol sinfo squeue scancel ss flock setsid prometheus curl)
 # And those of a sandbox of several nodes.
 MULTI_COMMANDS=(ip nsenter unshare mount mknod hostname sysctl jq cmp)
 
@@ -193,6 +193,28 @@ aggregator_listens() {
     else
         test -S "$AGG_SOCKET"
     fi
+}
+
+# --- prometheus (Debian's) ---------------------------------------------------------------------
+# Scrapes every node's agent and the aggregator (prometheus.yml, sandbox-config.sh), with the
+# shipped alert rules; its database is under state/, its API on loopback (env prints the URL).
+# It stays in the machine's network namespace, which reaches every node's bridge address.
+start_prometheus() {
+    mkdir -p "$SB_STATE/prometheus"
+    spawn prometheus prometheus --config.file="$SB_ETC/prometheus.yml" \
+        --storage.tsdb.path="$SB_STATE/prometheus" --storage.tsdb.retention.time=7d \
+        --web.listen-address="127.0.0.1:$PROM_PORT"
+    wait_until "$TIMEOUT" "prometheus to be ready at $(prometheus_url)" prometheus_ready
+}
+
+prometheus_url() { echo "http://127.0.0.1:$PROM_PORT"; }
+prometheus_ready() { curl -fsS -o /dev/null --max-time 2 "$(prometheus_url)/-/ready"; }
+
+# An `up` may follow a change of this script: the running Prometheus reads its rewritten
+# configuration again.
+after_ready_prometheus() {
+    local pid
+    if pid=$(daemon_pid prometheus); then kill -HUP "$pid"; fi
 }
 
 # --- the fabric namespace ----------------------------------------------------------------------

@@ -7,7 +7,9 @@
 #  - two jobs of --gres=gpu:2 running at the same time on one node get disjoint GPUs, and
 #    the task sees them (SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES);
 #  - in a two-node GPU job, task 0 (node 1) pings the fabric address task 1 got on node 2,
-#    over the fabric bridge, and both nodes' job addresses are gone after the job.
+#    over the fabric bridge, and both nodes' job addresses are gone after the job;
+#  - the sandbox's Prometheus scrapes each node's agent at the node's own address, labelled
+#    with its name, and sees the prologs each node ran.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -152,4 +154,37 @@ for i in 1 2; do
     left=$(ip -n "${!netns_var}" -4 -o addr show | grep -F ' 10.9.' || true)
     [[ -z $left ]] || fail "fabric addresses left in ${nodes[i - 1]} after the job: $left"
 done
+
+# Prometheus: one accel-agent target per node, at the node's bridge address, all up; the
+# fabric job's prologs on nodes 1 and 2 are in what it scraped from each.
+[[ -n ${ACCEL_PROMETHEUS_URL:-} ]] || fail "slurm-sandbox env printed no ACCEL_PROMETHEUS_URL"
+targets() {
+    curl -fsS --max-time 5 "$ACCEL_PROMETHEUS_URL/api/v1/targets" |
+        jq -r '[.data.activeTargets[] | select(.labels.job == "accel-agent")
+                | "\(.labels.node)@\(.labels.instance | sub(":[0-9]+$"; ""))=\(.health)"] | sort | join(" ")'
+}
+want=''
+for i in 1 2 3; do
+    addr=$(scontrol show node "${nodes[i - 1]}" | sed -n 's/.*NodeAddr=\([^ ]*\).*/\1/p')
+    want+="${want:+ }${nodes[i - 1]}@$addr=up"
+done
+deadline=$((SECONDS + 30))
+until [[ $(targets) == "$want" ]]; do
+    ((SECONDS <= deadline)) || fail "Prometheus' agent targets: expected '$want', got '$(targets)'"
+    sleep 0.5
+done
+log "ok: Prometheus scrapes $want"
+prologs_on() {
+    curl -fsS --max-time 5 -G "$ACCEL_PROMETHEUS_URL/api/v1/query" \
+        --data-urlencode "query=accel_hook_duration_seconds_count{hook=\"prolog\",node=\"$1\"}" |
+        jq -r '.data.result[0].value[1] // "0"'
+}
+for i in 1 2; do
+    deadline=$((SECONDS + 20))
+    until (($(prologs_on "${nodes[i - 1]}") > 0)); do
+        ((SECONDS <= deadline)) || fail "Prometheus saw no prolog on ${nodes[i - 1]}"
+        sleep 0.5
+    done
+done
+log "ok: prologs scraped from ${nodes[0]}: $(prologs_on "${nodes[0]}"), ${nodes[1]}: $(prologs_on "${nodes[1]}")"
 log "PASS"

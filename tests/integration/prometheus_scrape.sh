@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The sandbox's real Prometheus (Debian's) scrapes the node agent and the aggregator: both
+# targets are up, a job moves the agent's hook histogram and the aggregator's event counter as
+# Prometheus sees them, the shipped alert rules are loaded and healthy, and with the agent
+# stopped its target goes down and AccelAgentDown becomes pending, then clears once the agent
+# is back.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname -- "$0")/lib.sh"
+
+require_root
+require_sandbox
+ensure_test_user
+
+[[ ${ACCEL_PROMETHEUS_URL:-} == http://127.0.0.1:* ]] ||
+    fail "slurm-sandbox env printed no ACCEL_PROMETHEUS_URL on loopback: '${ACCEL_PROMETHEUS_URL:-}'"
+
+# api PATH [CURL ARGS...]: one answer of Prometheus' HTTP API, which must say success.
+api() {
+    local path=$1 body
+    shift
+    body=$(curl -fsS --max-time 5 "$@" "$ACCEL_PROMETHEUS_URL/api/v1/$path") ||
+        fail "Prometheus did not answer /api/v1/$path"
+    [[ $(jq -r .status <<<"$body") == success ]] || fail "Prometheus refused /api/v1/$path: $body"
+    printf '%s' "$body"
+}
+
+# query PROMQL: the value of the query's single sample, or "none" when it has none.
+query() {
+    api query --data-urlencode "query=$1" -G | jq -r '.data.result | if length == 0 then "none" else .[0].value[1] end'
+}
+
+# target_health JOB: health of the scrape target(s) of JOB, one word per target.
+target_health() {
+    api targets | jq -r --arg job "$1" '[.data.activeTargets[] | select(.labels.job == $job) | .health] | join(" ")'
+}
+
+# wait_for WHAT SECONDS CMD...: until CMD succeeds, or fail naming WHAT.
+wait_for() {
+    local what=$1 deadline=$((SECONDS + $2))
+    shift 2
+    until "$@"; do
+        ((SECONDS <= deadline)) || fail "timed out waiting for $what"
+        sleep 0.5
+    done
+}
+
+health_is() { [[ $(target_health "$1") == "$2" ]]; }
+
+# 1. Both targets are scraped.
+wait_for "the agent's target to be up" 30 health_is accel-agent up
+wait_for "the aggregator's target to be up" 30 health_is accel-aggregator up
+log "ok: targets accel-agent and accel-aggregator are up"
+node=$(api targets | jq -r '.data.activeTargets[] | select(.labels.job == "accel-agent") | .labels.node')
+expect_eq "node label of the agent's target" "$(sinfo -h -o %N)" "$node"
+
+# 2. A job shows in what Prometheus stored.
+count() {
+    local v
+    v=$(query "$1")
+    [[ $v == none ]] && v=0
+    printf '%s' "$v"
+}
+prologs0=$(count 'accel_hook_duration_seconds_count{job="accel-agent",hook="prolog"}')
+epilogs0=$(count 'accel_hook_duration_seconds_count{job="accel-agent",hook="epilog"}')
+events0=$(count 'accel_aggregator_events_total{job="accel-aggregator"}')
+submit -J "prom-$$" -o /dev/null <<<$'#!/bin/sh\ntrue'
+wait_job_final "$JOB_ID" 60
+expect_eq "sacct state|exit code" "COMPLETED|0:0" "$JOB_FINAL"
+grew() { (($(count "$1") > $2)); }
+wait_for "Prometheus to see one more prolog" 20 \
+    grew 'accel_hook_duration_seconds_count{job="accel-agent",hook="prolog"}' "$prologs0"
+wait_for "Prometheus to see one more epilog" 20 \
+    grew 'accel_hook_duration_seconds_count{job="accel-agent",hook="epilog"}' "$epilogs0"
+wait_for "Prometheus to see the job's events stored" 20 \
+    grew 'accel_aggregator_events_total{job="accel-aggregator"}' "$events0"
+log "ok: prologs $prologs0 -> $(count 'accel_hook_duration_seconds_count{hook="prolog"}'), events" \
+    "$events0 -> $(count 'accel_aggregator_events_total')"
+for m in accel_jobs_active accel_events_spooled accel_spool_bytes accel_aggregator_lag_seconds \
+    accel_aggregator_nodes_connected accel_aggregator_pending_comments; do
+    [[ $(query "$m") != none ]] || fail "Prometheus has no sample of $m"
+done
+log "ok: every gauge of both daemons has a sample"
+
+# 3. The shipped alert rules are loaded and evaluate without error.
+rules=$(api rules | jq -r '[.data.groups[].rules[] | "\(.name)=\(.health)"] | sort | join(" ")')
+expect_eq "alert rules and their health" \
+    "AccelAccountingBacklog=ok AccelAgentDown=ok AccelAggregatorDown=ok AccelAggregatorLagging=ok AccelEventSpoolGrowing=ok" \
+    "$rules"
+
+# 4. The agent down: its target is down and the alert is pending (it fires after 2 minutes).
+alert_state() {
+    api alerts | jq -r --arg name "$1" '[.data.alerts[] | select(.labels.alertname == $name) | .state] | join(" ")'
+}
+alert_is() { [[ $(alert_state "$1") == "$2" ]]; }
+"$SANDBOX_SCRIPT" stop agentd >/dev/null || fail "could not stop accel-agentd"
+trap '"$SANDBOX_SCRIPT" up >/dev/null 2>&1 || true' EXIT
+wait_for "the agent's target to be down" 30 health_is accel-agent down
+wait_for "AccelAgentDown to be pending" 30 alert_is AccelAgentDown pending
+log "ok: agent stopped: target down, AccelAgentDown pending"
+"$SANDBOX_SCRIPT" up >/dev/null || fail "slurm-sandbox up did not start accel-agentd again"
+trap - EXIT
+wait_for "the agent's target to be up again" 30 health_is accel-agent up
+wait_for "AccelAgentDown to clear" 30 alert_is AccelAgentDown ''
+log "ok: agent back: target up, no alert"
+log "PASS"

@@ -11,11 +11,8 @@
 // there, as deployed; the same hook runs are then repeated with RunDir on the
 // disk, beside the spool, and reported as "agent_rundir_on_disk".
 // Output: one JSON object on stdout. Not a test: it asserts nothing.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,14 +27,15 @@
 #include <thread>
 #include <vector>
 
+#include "hook_timing.h"
 #include "process_harness.h"
-
-extern char** environ;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+using accel::bench::latencySummary;
+using accel::bench::slurmJobEnv;
+using accel::bench::timedRun;
 
 struct Args {
   std::string agentd, accelctl, topology, baseline_dir, hw_mock, run_parent;
@@ -45,42 +43,6 @@ struct Args {
   int baseline_iterations = 50;
   int idle_seconds = 10;
 };
-
-// Spawns argv with exactly `env`, output to /dev/null (stderr to the file
-// named by BENCH_STDERR when set, to see why runs fail); returns
-// microseconds to exit.
-double timedRun(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, int* status) {
-  std::vector<std::string> envs;
-  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-  envs.push_back("PATH=/usr/sbin:/usr/bin:/sbin:/bin");
-  std::vector<char*> a, e;
-  for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-  a.push_back(nullptr);
-  for (auto& s : envs) e.push_back(s.data());
-  e.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, getenv("BENCH_STDERR") ? getenv("BENCH_STDERR") : "/dev/null", O_WRONLY | O_APPEND | O_CREAT, 0600);
-  auto t0 = Clock::now();
-  pid_t pid = 0;
-  if (posix_spawn(&pid, a[0], &fa, nullptr, a.data(), e.data()) != 0) { *status = -1; return 0; }
-  waitpid(pid, status, 0);
-  auto t1 = Clock::now();
-  posix_spawn_file_actions_destroy(&fa);
-  return std::chrono::duration<double, std::micro>(t1 - t0).count();
-}
-
-json summary(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]; };
-  return {{"n", v.size()}, {"p50_us", at(0.5)}, {"p99_us", at(0.99)}, {"max_us", v.back()}};
-}
-
-std::map<std::string, std::string> jobEnv(uint32_t id) {
-  return {{"SLURM_JOB_ID", std::to_string(id)}, {"SLURM_JOB_UID", "4242"}, {"SLURM_JOB_GID", "4242"},
-          {"SLURM_JOB_USER", "bench"}, {"SLURMD_NODENAME", "bench"}};
-}
 
 long rssKb(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/status");
@@ -113,9 +75,9 @@ json hookRuns(accel::testing::AgentHarness& h, const Args& a) {
   std::atomic<int> failures{0};
   for (int i = 0; i < a.iterations; ++i) {
     int st = 0;
-    pro.push_back(timedRun(pro_argv, jobEnv(10000 + i), &st));
+    pro.push_back(timedRun(pro_argv, slurmJobEnv(10000 + i), &st));
     failures += st != 0;
-    epi.push_back(timedRun(epi_argv, jobEnv(10000 + i), &st));
+    epi.push_back(timedRun(epi_argv, slurmJobEnv(10000 + i), &st));
     failures += st != 0;
   }
   std::vector<double> concurrent;
@@ -123,21 +85,21 @@ json hookRuns(accel::testing::AgentHarness& h, const Args& a) {
     std::vector<std::thread> ts;
     std::vector<double> lat(8);
     for (int k = 0; k < 8; ++k)
-      ts.emplace_back([&, k] { int st = 0; lat[k] = timedRun(pro_argv, jobEnv(50000 + round * 8 + k), &st); failures += st != 0; });
+      ts.emplace_back([&, k] { int st = 0; lat[k] = timedRun(pro_argv, slurmJobEnv(50000 + round * 8 + k), &st); failures += st != 0; });
     for (auto& t : ts) t.join();
     concurrent.insert(concurrent.end(), lat.begin(), lat.end());
-    for (int k = 0; k < 8; ++k) { int st = 0; timedRun(epi_argv, jobEnv(50000 + round * 8 + k), &st); }
+    for (int k = 0; k < 8; ++k) { int st = 0; timedRun(epi_argv, slurmJobEnv(50000 + round * 8 + k), &st); }
   }
   // The same spawn with no request: what is left of a hook once the daemon
   // answered in no time.
   std::vector<double> startup;
   for (int i = 0; i < a.iterations; ++i) {
     int st = 0;
-    startup.push_back(timedRun({a.accelctl, "--help"}, jobEnv(90000 + i), &st));
+    startup.push_back(timedRun({a.accelctl, "--help"}, slurmJobEnv(90000 + i), &st));
     failures += st != 0;
   }
-  return {{"prolog", summary(pro)}, {"epilog", summary(epi)}, {"prolog_8_concurrent", summary(concurrent)},
-          {"accelctl_startup", summary(startup)}, {"failures", failures.load()}};
+  return {{"prolog", latencySummary(pro)}, {"epilog", latencySummary(epi)}, {"prolog_8_concurrent", latencySummary(concurrent)},
+          {"accelctl_startup", latencySummary(startup)}, {"failures", failures.load()}};
 }
 
 // IPU jobs (--ipus=2, 2 tasks) against the fake V-IPU client: the prolog
@@ -154,7 +116,7 @@ json ipuRuns(const Args& a) {
   std::vector<double> pro, epi;
   int failures = 0;
   for (int i = 0; i < std::max(10, a.iterations / 5); ++i) {
-    auto env = jobEnv(30000 + i);
+    auto env = slurmJobEnv(30000 + i);
     env["SPANK_ACCEL_IPUS"] = "2";
     env["SPANK_ACCEL_NTASKS"] = "2";
     int st = 0;
@@ -164,14 +126,14 @@ json ipuRuns(const Args& a) {
     failures += st != 0;
   }
   unsetenv("ACCEL_HW_MOCK_STATE");
-  return {{"prolog", summary(pro)}, {"epilog", summary(epi)}, {"failures", failures}};
+  return {{"prolog", latencySummary(pro)}, {"epilog", latencySummary(epi)}, {"failures", failures}};
 }
 
 json baselineRuns(const Args& a) {
   std::vector<double> pro, epi;
   int failures = 0;
   for (int i = 0; i < a.baseline_iterations; ++i) {
-    auto env = jobEnv(20000 + i);
+    auto env = slurmJobEnv(20000 + i);
     env["BASELINE_ROOT"] = a.baseline_dir;
     int st = 0;
     pro.push_back(timedRun({"/bin/sh", BENCH_DIR "/baseline_prolog.sh"}, env, &st));
@@ -179,7 +141,7 @@ json baselineRuns(const Args& a) {
     epi.push_back(timedRun({"/bin/sh", BENCH_DIR "/baseline_epilog.sh"}, env, &st));
     failures += st != 0;
   }
-  return {{"prolog", summary(pro)}, {"epilog", summary(epi)}, {"failures", failures}};
+  return {{"prolog", latencySummary(pro)}, {"epilog", latencySummary(epi)}, {"failures", failures}};
 }
 
 }  // namespace

@@ -8,9 +8,6 @@
 // socket (accelctl given a config whose AdminSocket does not exist), which
 // shows what the per-uid places alone are worth. Output: one JSON object on
 // stdout. Not a test: it asserts nothing.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,14 +21,15 @@
 #include <vector>
 
 #include "flood.h"
+#include "hook_timing.h"
 #include "process_harness.h"
-
-extern char** environ;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+using accel::bench::latencySummary;
+using accel::bench::slurmJobEnv;
+using accel::bench::timedRun;
 
 struct Args {
   std::string agentd, accelctl, topology, run_parent;
@@ -39,56 +37,18 @@ struct Args {
   int held = 1000;
 };
 
-// Spawns argv with exactly `env`, output to /dev/null; microseconds to exit.
-double timedRun(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, int* status) {
-  std::vector<std::string> envs;
-  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-  envs.push_back("PATH=/usr/sbin:/usr/bin:/sbin:/bin");
-  std::vector<char*> a, e;
-  for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-  a.push_back(nullptr);
-  for (auto& s : envs) e.push_back(s.data());
-  e.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, getenv("BENCH_STDERR") ? getenv("BENCH_STDERR") : "/dev/null",
-                                   O_WRONLY | O_APPEND | O_CREAT, 0600);
-  auto t0 = Clock::now();
-  pid_t pid = 0;
-  if (posix_spawn(&pid, a[0], &fa, nullptr, a.data(), e.data()) != 0) {
-    *status = -1;
-    return 0;
-  }
-  waitpid(pid, status, 0);
-  auto t1 = Clock::now();
-  posix_spawn_file_actions_destroy(&fa);
-  return std::chrono::duration<double, std::micro>(t1 - t0).count();
-}
-
-json summary(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]; };
-  return {{"n", v.size()}, {"p50_us", at(0.5)}, {"p99_us", at(0.99)}, {"max_us", v.back()}};
-}
-
-std::map<std::string, std::string> jobEnv(uint32_t id) {
-  return {{"SLURM_JOB_ID", std::to_string(id)}, {"SLURM_JOB_UID", "4242"}, {"SLURM_JOB_GID", "4242"},
-          {"SLURM_JOB_USER", "bench"},          {"SLURMD_NODENAME", "bench"}, {"SLURM_JOB_GPUS", "1"}};
-}
-
 json pairs(const Args& a, const std::string& config, uint32_t first_job) {
   std::vector<double> pro, epi;
   int failures = 0;
   for (int i = 0; i < a.pairs; ++i) {
-    const auto env = jobEnv(first_job + static_cast<uint32_t>(i));
+    const auto env = slurmJobEnv(first_job + static_cast<uint32_t>(i), "1");
     int st = 0;
     pro.push_back(timedRun({a.accelctl, "--config", config, "prolog"}, env, &st));
     failures += st != 0;
     epi.push_back(timedRun({a.accelctl, "--config", config, "epilog"}, env, &st));
     failures += st != 0;
   }
-  return {{"prolog", summary(pro)}, {"epilog", summary(epi)}, {"failures", failures}};
+  return {{"prolog", latencySummary(pro)}, {"epilog", latencySummary(epi)}, {"failures", failures}};
 }
 
 json flooded(const Args& a, const accel::testing::AgentHarness& h, const std::string& config, uint32_t first_job) {

@@ -44,6 +44,8 @@ Status LimitEnforcer::start() {
   rearm();  // an overdue action fires at once
   reporter_ = std::thread([this] { reportLoop(); });
   thread_ = std::thread([this] { run(); });
+  // Named, so that operators (`ps -L`, `top -H`) and the tests find it.
+  pthread_setname_np(thread_.native_handle(), "accel-limit");
   // A busy node (builds, data loaders) can hold an ordinary thread off the
   // CPU for tens of milliseconds. The lowest real-time priority puts the
   // enforcer ahead of all of that; it sleeps in poll() almost always, so it

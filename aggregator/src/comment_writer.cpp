@@ -6,6 +6,12 @@
 
 namespace accel::aggregator {
 
+namespace {
+// How many times a write waits for slurmdbd to record the job's end; with the
+// back-off (2 s doubling to 600 s) about 27 minutes in all.
+constexpr uint32_t kEndWaits = 10;
+}  // namespace
+
 CommentWriter::CommentWriter(Store& store, Accounting& accounting, Metrics& metrics, CommentWriterOptions options,
                              Clock clock)
     : store_(store), accounting_(accounting), metrics_(metrics), options_(options), clock_(std::move(clock)) {
@@ -95,10 +101,13 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
       fail(p, Error(ErrorCode::kNotFound, "slurmdbd has no record of job " + std::to_string(p.job_id)));
       continue;
     }
-    if (!it->second.ended) {
+    if (it->second.running && p.attempts < kEndWaits) {
       // slurmctld's completion record, which carries its own copy of the
       // AdminComment, has not reached slurmdbd yet: a write now could be
       // overwritten by it. Not a failure; tried again after the back-off.
+      // After kEndWaits tries the summary is written anyway: an end that
+      // never comes (a runaway job of a lost slurmctld state) must not hold
+      // it for ever.
       ++metrics_.comment_waits;
       settled.push_back({.job_id = p.job_id, .generation = p.generation, .done = false,
                          .next_ns = now + retryDelayNs(p.attempts), .error = "slurmdbd has not recorded the job's end"});

@@ -59,7 +59,9 @@ class JobSelector {
     }
     cond_.cluster_list = slurm_list_create(nullptr);
     slurm_list_append(cond_.cluster_list, cluster_.data());
-    cond_.flags = JOBCOND_FLAG_NO_DEFAULT_USAGE;
+    // NO_TRUNC: without it slurmdbd clips each job's times to the query's
+    // window, and a running job's end reads as the window's end (now).
+    cond_.flags = JOBCOND_FLAG_NO_DEFAULT_USAGE | JOBCOND_FLAG_NO_TRUNC;
     cond_.db_flags = SLURMDB_JOB_FLAG_NOTSET;
   }
   ~JobSelector() {
@@ -75,6 +77,13 @@ class JobSelector {
   std::vector<slurm_selected_step_t> steps_;  // never resized: the step list points into it
   slurmdb_job_cond_t cond_{};
 };
+
+// The record's run has started and not ended (slurmctld's completion record
+// is still to come); a requeued job's new run is PENDING, the run before over.
+bool inProgress(uint32_t state) {
+  const uint32_t base = state & JOB_STATE_BASE;
+  return base == JOB_RUNNING || base == JOB_SUSPENDED;
+}
 
 Error unreachable(const std::string& what) {
   return Error(ErrorCode::kUnavailable, what + ": " + slurm_strerror(slurm_get_errno()));
@@ -114,7 +123,7 @@ Result<std::map<uint32_t, AccountedJob>> SlurmdbAccounting::adminComments(const 
   std::unique_ptr<void, void (*)(void*)> guard(jobs, [](void* l) { slurm_list_destroy(static_cast<List>(l)); });
   ListIterator it = slurm_list_iterator_create(jobs);
   while (auto* rec = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it)))
-    out[rec->jobid] = {.admin_comment = rec->admin_comment ? rec->admin_comment : "", .ended = rec->end != 0};
+    out[rec->jobid] = {.admin_comment = rec->admin_comment ? rec->admin_comment : "", .running = inProgress(rec->state)};
   slurm_list_iterator_destroy(it);
   return out;
 }

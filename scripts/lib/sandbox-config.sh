@@ -338,7 +338,7 @@ global:
   scrape_timeout: 1s
   evaluation_interval: 2s
 rule_files:
-  - $REPO_DIR/packaging/examples/accel-alerts.yml
+  - '$REPO_DIR/packaging/examples/accel-alerts.yml'
 scrape_configs:
   - job_name: accel-agent
     static_configs:

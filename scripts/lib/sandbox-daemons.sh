@@ -214,7 +214,7 @@ prometheus_ready() { curl -fsS -o /dev/null --max-time 2 "$(prometheus_url)/-/re
 # configuration again.
 after_ready_prometheus() {
     local pid
-    if pid=$(daemon_pid prometheus); then kill -HUP "$pid"; fi
+    if pid=$(daemon_pid prometheus); then kill -HUP "$pid" 2>/dev/null || true; fi
 }
 
 # --- the fabric namespace ----------------------------------------------------------------------

@@ -174,10 +174,13 @@ until [[ $(targets) == "$want" ]]; do
     sleep 0.5
 done
 log "ok: Prometheus scrapes $want"
+# The prologs Prometheus scraped from node $1; 0 also when it does not answer (the caller waits).
 prologs_on() {
-    curl -fsS --max-time 5 -G "$ACCEL_PROMETHEUS_URL/api/v1/query" \
+    local v
+    v=$(curl -fsS --max-time 5 -G "$ACCEL_PROMETHEUS_URL/api/v1/query" \
         --data-urlencode "query=accel_hook_duration_seconds_count{hook=\"prolog\",node=\"$1\"}" |
-        jq -r '.data.result[0].value[1] // "0"'
+        jq -r '.data.result[0].value[1] // "0"') || v=0
+    echo "${v:-0}"
 }
 for i in 1 2; do
     deadline=$((SECONDS + 20))

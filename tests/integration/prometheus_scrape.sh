@@ -14,24 +14,29 @@ ensure_test_user
 [[ ${ACCEL_PROMETHEUS_URL:-} == http://127.0.0.1:* ]] ||
     fail "slurm-sandbox env printed no ACCEL_PROMETHEUS_URL on loopback: '${ACCEL_PROMETHEUS_URL:-}'"
 
+# The helpers below run in $(...), where `fail` would end only the subshell: they return 1
+# when Prometheus does not answer or refuses, and their callers fail or wait on that.
 # api PATH [CURL ARGS...]: one answer of Prometheus' HTTP API, which must say success.
 api() {
     local path=$1 body
     shift
-    body=$(curl -fsS --max-time 5 "$@" "$ACCEL_PROMETHEUS_URL/api/v1/$path") ||
-        fail "Prometheus did not answer /api/v1/$path"
-    [[ $(jq -r .status <<<"$body") == success ]] || fail "Prometheus refused /api/v1/$path: $body"
+    body=$(curl -fsS --max-time 5 "$@" "$ACCEL_PROMETHEUS_URL/api/v1/$path") || return 1
+    [[ $(jq -r .status <<<"$body") == success ]] || return 1
     printf '%s' "$body"
 }
 
 # query PROMQL: the value of the query's single sample, or "none" when it has none.
 query() {
-    api query --data-urlencode "query=$1" -G | jq -r '.data.result | if length == 0 then "none" else .[0].value[1] end'
+    local body
+    body=$(api query --data-urlencode "query=$1" -G) || return 1
+    jq -r '.data.result | if length == 0 then "none" else .[0].value[1] end' <<<"$body"
 }
 
 # target_health JOB: health of the scrape target(s) of JOB, one word per target.
 target_health() {
-    api targets | jq -r --arg job "$1" '[.data.activeTargets[] | select(.labels.job == $job) | .health] | join(" ")'
+    local body
+    body=$(api targets) || return 1
+    jq -r --arg job "$1" '[.data.activeTargets[] | select(.labels.job == $job) | .health] | join(" ")' <<<"$body"
 }
 
 # wait_for WHAT SECONDS CMD...: until CMD succeeds, or fail naming WHAT.
@@ -44,54 +49,73 @@ wait_for() {
     done
 }
 
-health_is() { [[ $(target_health "$1") == "$2" ]]; }
+health_is() {
+    local h
+    h=$(target_health "$1") || return 1
+    [[ $h == "$2" ]]
+}
 
 # 1. Both targets are scraped.
 wait_for "the agent's target to be up" 30 health_is accel-agent up
 wait_for "the aggregator's target to be up" 30 health_is accel-aggregator up
 log "ok: targets accel-agent and accel-aggregator are up"
-node=$(api targets | jq -r '.data.activeTargets[] | select(.labels.job == "accel-agent") | .labels.node')
+targets=$(api targets) || fail "Prometheus did not answer /api/v1/targets"
+node=$(jq -r '.data.activeTargets[] | select(.labels.job == "accel-agent") | .labels.node' <<<"$targets")
 expect_eq "node label of the agent's target" "$(sinfo -h -o %N)" "$node"
 
 # 2. A job shows in what Prometheus stored.
 count() {
     local v
-    v=$(query "$1")
-    [[ $v == none ]] && v=0
+    v=$(query "$1") || return 1
+    if [[ $v == none ]]; then v=0; fi
     printf '%s' "$v"
 }
-prologs0=$(count 'accel_hook_duration_seconds_count{job="accel-agent",hook="prolog"}')
-epilogs0=$(count 'accel_hook_duration_seconds_count{job="accel-agent",hook="epilog"}')
-events0=$(count 'accel_aggregator_events_total{job="accel-aggregator"}')
+must_count() { count "$1" || fail "Prometheus did not answer the query $1"; }
+prologs0=$(must_count 'accel_hook_duration_seconds_count{job="accel-agent",hook="prolog"}')
+epilogs0=$(must_count 'accel_hook_duration_seconds_count{job="accel-agent",hook="epilog"}')
+events0=$(must_count 'accel_aggregator_events_total{job="accel-aggregator"}')
 submit -J "prom-$$" -o /dev/null <<<$'#!/bin/sh\ntrue'
 wait_job_final "$JOB_ID" 60
 expect_eq "sacct state|exit code" "COMPLETED|0:0" "$JOB_FINAL"
-grew() { (($(count "$1") > $2)); }
+grew() {
+    local c
+    c=$(count "$1") || return 1
+    ((c > $2))
+}
 wait_for "Prometheus to see one more prolog" 20 \
     grew 'accel_hook_duration_seconds_count{job="accel-agent",hook="prolog"}' "$prologs0"
 wait_for "Prometheus to see one more epilog" 20 \
     grew 'accel_hook_duration_seconds_count{job="accel-agent",hook="epilog"}' "$epilogs0"
 wait_for "Prometheus to see the job's events stored" 20 \
     grew 'accel_aggregator_events_total{job="accel-aggregator"}' "$events0"
-log "ok: prologs $prologs0 -> $(count 'accel_hook_duration_seconds_count{hook="prolog"}'), events" \
-    "$events0 -> $(count 'accel_aggregator_events_total')"
+log "ok: prologs $prologs0 -> $(must_count 'accel_hook_duration_seconds_count{hook="prolog"}'), events" \
+    "$events0 -> $(must_count 'accel_aggregator_events_total')"
 for m in accel_jobs_active accel_events_spooled accel_spool_bytes accel_aggregator_lag_seconds \
     accel_aggregator_nodes_connected accel_aggregator_pending_comments; do
-    [[ $(query "$m") != none ]] || fail "Prometheus has no sample of $m"
+    v=$(query "$m") || fail "Prometheus did not answer the query $m"
+    [[ $v != none ]] || fail "Prometheus has no sample of $m"
 done
 log "ok: every gauge of both daemons has a sample"
 
 # 3. The shipped alert rules are loaded and evaluate without error.
-rules=$(api rules | jq -r '[.data.groups[].rules[] | "\(.name)=\(.health)"] | sort | join(" ")')
+rules=$(api rules) || fail "Prometheus did not answer /api/v1/rules"
+rules=$(jq -r '[.data.groups[].rules[] | "\(.name)=\(.health)"] | sort | join(" ")' <<<"$rules")
 expect_eq "alert rules and their health" \
     "AccelAccountingBacklog=ok AccelAgentDown=ok AccelAggregatorDown=ok AccelAggregatorLagging=ok AccelEventSpoolGrowing=ok" \
     "$rules"
 
 # 4. The agent down: its target is down and the alert is pending (it fires after 2 minutes).
 alert_state() {
-    api alerts | jq -r --arg name "$1" '[.data.alerts[] | select(.labels.alertname == $name) | .state] | join(" ")'
+    local body
+    body=$(api alerts) || return 1
+    jq -r --arg name "$1" '[.data.alerts[] | select(.labels.alertname == $name) | .state] | join(" ")' <<<"$body"
 }
-alert_is() { [[ $(alert_state "$1") == "$2" ]]; }
+# alert_is NAME STATE: true when Prometheus answered and NAME is in STATE ('' = no such alert).
+alert_is() {
+    local s
+    s=$(alert_state "$1") || return 1
+    [[ $s == "$2" ]]
+}
 "$SANDBOX_SCRIPT" stop agentd >/dev/null || fail "could not stop accel-agentd"
 trap '"$SANDBOX_SCRIPT" up >/dev/null 2>&1 || true' EXIT
 wait_for "the agent's target to be down" 30 health_is accel-agent down

@@ -436,7 +436,7 @@ void Daemon::startApplianceWatcher() {
 // scrape (both thread-safe), on the endpoint's own thread.
 Status Daemon::startMetrics() {
   if (!config_.metrics_address) return okStatus();
-  metrics_->watchJobs([this] { return double(manager_->jobs().size()); });
+  metrics_->watchJobs([this] { return double(manager_->stats().jobs); });
   metrics_->watchSpool([this] { return double(outbox_->stats().backlog); },
                        [this] { return double(outbox_->stats().spooled_bytes); });
   auto endpoint = metrics::HttpEndpoint::start(*config_.metrics_address,

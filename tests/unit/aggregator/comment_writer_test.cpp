@@ -127,6 +127,41 @@ TEST_F(CommentWriterTest, WaitsForTheJobsEndInAccounting) {
   EXPECT_NE(metrics_.render().find("accel_aggregator_comment_waits_total 1"), std::string::npos);
 }
 
+// A requeued job's latest record in slurmdbd is its next run, pending: the
+// run the summary describes has ended, so the summary is written at once (the
+// next run's prolog reads the earlier runs' summaries). Once the next run has
+// started, a newer summary waits for its end again.
+TEST_F(CommentWriterTest, RequeuedJobsPendingRunDoesNotHoldItsSummary) {
+  fake_.addRunningJob(42);
+  fake_.requeueJob(42);
+  finishJob(42, 1);
+  now_ += kSec;
+  EXPECT_EQ(*writer_->runOnce(), 1);
+  EXPECT_EQ(metrics_.comment_waits, 0u);
+  EXPECT_FALSE(extractAccelSegment(fake_.comment(42)).empty());
+  fake_.startJob(42);
+  finishJob(42, 3);
+  now_ += kSec;
+  EXPECT_EQ(*writer_->runOnce(), 0);
+  EXPECT_EQ(metrics_.comment_waits, 1u);
+}
+
+// An end that never reaches slurmdbd (a runaway job) holds the summary for a
+// bounded time only: after ten waits it is written anyway.
+TEST_F(CommentWriterTest, GivesUpWaitingForAnEndThatNeverComes) {
+  fake_.addRunningJob(42);
+  finishJob(42, 1);
+  int waits = 0;
+  for (; waits < 20 && fake_.writes() == 0; ++waits) {
+    now_ += 61 * kSec;  // past any back-off of this writer (at most 60 s)
+    (void)writer_->runOnce();
+  }
+  EXPECT_EQ(fake_.writes(), 1);
+  EXPECT_EQ(metrics_.comment_waits, 10u);
+  EXPECT_EQ(waits, 11);
+  EXPECT_EQ(*store_->pendingCount(), 0);
+}
+
 TEST_F(CommentWriterTest, RateLimitSpreadsWrites) {
   for (uint32_t j = 1; j <= 6; ++j) fake_.addJob(j), finishJob(j, 2 * j - 1);
   now_ += 10 * kSec;

@@ -12,14 +12,16 @@
 
 namespace accel::aggregator {
 
-// What slurmdbd holds of one job: its AdminComment ("" when it has none) and
-// whether slurmctld's record of the job's end has reached it. Until it has,
-// slurmctld may still replace the AdminComment with its own copy (the job's
-// completion record carries it), so a write then could be lost or could
-// lose what another tool set while the job ran.
+// What slurmdbd holds of one job (its latest record): its AdminComment (""
+// when it has none) and whether that record shows a run in progress (state
+// RUNNING or SUSPENDED). While it does, slurmctld's completion record is
+// still to come, and it carries slurmctld's own copy of the AdminComment,
+// which replaces slurmdbd's: a write then could be lost, or could lose what
+// another tool set while the job ran. A requeued job's latest record is its
+// next run, PENDING: the run before has ended.
 struct AccountedJob {
   std::string admin_comment;
-  bool ended = false;
+  bool running = false;
 };
 
 struct CommentUpdate {

@@ -17,20 +17,30 @@ class FakeAccounting : public Accounting {
  public:
   void addJob(uint32_t job_id, std::string comment = "") {
     std::lock_guard lock(mu_);
-    jobs_[job_id] = {.admin_comment = std::move(comment), .ended = true};
+    jobs_[job_id] = {.admin_comment = std::move(comment), .running = false};
   }
-  // Known to slurmdbd, but its end not yet recorded.
+  // Known to slurmdbd as started, its end not yet recorded.
   void addRunningJob(uint32_t job_id) {
     std::lock_guard lock(mu_);
-    jobs_[job_id] = {.admin_comment = "", .ended = false};
+    jobs_[job_id] = {.admin_comment = "", .running = true};
   }
   // slurmctld's completion record arrives; a non-empty `ctld_comment` is
   // what slurmctld held as the AdminComment, and replaces slurmdbd's.
   void endJob(uint32_t job_id, const std::string& ctld_comment = "") {
     std::lock_guard lock(mu_);
     auto& job = jobs_[job_id];
-    job.ended = true;
+    job.running = false;
     if (!ctld_comment.empty()) job.admin_comment = ctld_comment;
+  }
+  // The job was requeued: its latest record is the next run, pending.
+  void requeueJob(uint32_t job_id) {
+    std::lock_guard lock(mu_);
+    jobs_[job_id].running = false;
+  }
+  // The next run of a requeued job starts.
+  void startJob(uint32_t job_id) {
+    std::lock_guard lock(mu_);
+    jobs_[job_id].running = true;
   }
   void setReachable(bool reachable) {
     std::lock_guard lock(mu_);

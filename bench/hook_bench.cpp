@@ -148,18 +148,17 @@ json baselineRuns(const Args& a) {
 
 int main(int argc, char** argv) {
   Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i], v = argv[i + 1];
-    if (k == "--agentd") a.agentd = v;
-    else if (k == "--accelctl") a.accelctl = v;
-    else if (k == "--topology") a.topology = v;
-    else if (k == "--iterations") a.iterations = std::stoi(v);
-    else if (k == "--baseline-iterations") a.baseline_iterations = std::stoi(v);
-    else if (k == "--idle-seconds") a.idle_seconds = std::stoi(v);
-    else if (k == "--hw-mock") a.hw_mock = v;
-    else if (k == "--run-parent") a.run_parent = v;
-    else { std::fprintf(stderr, "hook_bench: unknown argument %s\n", k.c_str()); return 2; }
-  }
+  const bool args_ok = accel::bench::readArgs(
+      argc, argv, "hook_bench",
+      {{"--agentd", &a.agentd},
+       {"--accelctl", &a.accelctl},
+       {"--topology", &a.topology},
+       {"--hw-mock", &a.hw_mock},
+       {"--run-parent", &a.run_parent}},
+      {{"--iterations", &a.iterations},
+       {"--baseline-iterations", &a.baseline_iterations},
+       {"--idle-seconds", &a.idle_seconds}});
+  if (!args_ok) return 2;
   if (a.agentd.empty() || a.accelctl.empty() || a.topology.empty()) {
     std::fprintf(stderr, "usage: hook_bench --agentd P --accelctl P --topology XML [--iterations N]\n");
     return 2;

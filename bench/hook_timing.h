@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,25 @@ inline std::map<std::string, std::string> slurmJobEnv(uint32_t id, const std::st
                                          {"SLURMD_NODENAME", "bench"}};
   if (!gpus.empty()) env["SLURM_JOB_GPUS"] = gpus;
   return env;
+}
+
+// The hook benchmarks' command lines: "--name value" pairs, each name either
+// a text field (`texts`) or a number (`numbers`). False, after a message
+// naming `prog`, on a name in neither; a last name without a value is ignored.
+inline bool readArgs(int argc, char** argv, const char* prog, const std::map<std::string, std::string*>& texts,
+                     const std::map<std::string, int*>& numbers) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (auto t = texts.find(k); t != texts.end()) {
+      *t->second = v;
+    } else if (auto n = numbers.find(k); n != numbers.end()) {
+      *n->second = std::stoi(v);
+    } else {
+      std::fprintf(stderr, "%s: unknown argument %s\n", prog, k.c_str());
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace accel::bench

@@ -103,17 +103,16 @@ pid_t spawnPrometheus(const Args& a, const std::string& dir, int prom_port, int 
 
 int main(int argc, char** argv) {
   Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i], v = argv[i + 1];
-    if (k == "--agentd") a.agentd = v;
-    else if (k == "--accelctl") a.accelctl = v;
-    else if (k == "--topology") a.topology = v;
-    else if (k == "--prometheus") a.prometheus = v;
-    else if (k == "--blocks") a.blocks = std::stoi(v);
-    else if (k == "--pairs-per-block") a.pairs_per_block = std::stoi(v);
-    else if (k == "--run-parent") a.run_parent = v;
-    else { std::fprintf(stderr, "metrics_scrape_bench: unknown argument %s\n", k.c_str()); return 2; }
-  }
+  const bool args_ok = accel::bench::readArgs(
+      argc, argv, "metrics_scrape_bench",
+      {{"--agentd", &a.agentd},
+       {"--accelctl", &a.accelctl},
+       {"--topology", &a.topology},
+       {"--prometheus", &a.prometheus},
+       {"--run-parent", &a.run_parent}},
+      {{"--blocks", &a.blocks},
+       {"--pairs-per-block", &a.pairs_per_block}});
+  if (!args_ok) return 2;
   if (a.agentd.empty() || a.accelctl.empty() || a.topology.empty() || geteuid() != 0) {
     std::fprintf(stderr, "usage (as root): metrics_scrape_bench --agentd P --accelctl P --topology XML "
                          "[--prometheus P] [--blocks N] [--pairs-per-block N] [--run-parent TMPFS]\n");

@@ -66,16 +66,15 @@ json flooded(const Args& a, const accel::testing::AgentHarness& h, const std::st
 
 int main(int argc, char** argv) {
   Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i], v = argv[i + 1];
-    if (k == "--agentd") a.agentd = v;
-    else if (k == "--accelctl") a.accelctl = v;
-    else if (k == "--topology") a.topology = v;
-    else if (k == "--pairs") a.pairs = std::stoi(v);
-    else if (k == "--held") a.held = std::stoi(v);
-    else if (k == "--run-parent") a.run_parent = v;
-    else { std::fprintf(stderr, "socket_flood_bench: unknown argument %s\n", k.c_str()); return 2; }
-  }
+  const bool args_ok = accel::bench::readArgs(
+      argc, argv, "socket_flood_bench",
+      {{"--agentd", &a.agentd},
+       {"--accelctl", &a.accelctl},
+       {"--topology", &a.topology},
+       {"--run-parent", &a.run_parent}},
+      {{"--pairs", &a.pairs},
+       {"--held", &a.held}});
+  if (!args_ok) return 2;
   if (a.agentd.empty() || a.accelctl.empty() || a.topology.empty() || geteuid() != 0) {
     std::fprintf(stderr, "usage (as root): socket_flood_bench --agentd P --accelctl P --topology XML "
                          "[--pairs N] [--held N] [--run-parent TMPFS]\n");

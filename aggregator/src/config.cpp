@@ -22,6 +22,13 @@ ConfigSchema makeSchema() {
            .default_value = "tcp://*:7450",
            .help = "ZeroMQ endpoint on which node agents connect (CURVE encrypted).",
            .store = storeIn<&C::listen>},
+          {.name = "QueryAddress",
+           .type = ValueType::kString,
+           .help = "ZeroMQ endpoint, e.g. tcp://*:7451, on which node agents ask for a job's "
+                   "recorded events on behalf of `accelctl events --job` on their node (CURVE "
+                   "encrypted, the same keys and allow list as Listen). Unset: events can be read "
+                   "only on this host.",
+           .store = storeIn<&C::query_address>},
           {.name = "SecretKeyFile",
            .type = ValueType::kPath,
            .default_value = "/etc/accel-agent/aggregator.key",

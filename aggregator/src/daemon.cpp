@@ -142,7 +142,7 @@ int runDaemon(const AggregatorConfig& c) {
   }
   ServerOptions options{c.listen, *keys, c.allow_list_dir, c.max_frame_bytes, c.batch_size,
                         std::chrono::milliseconds(c.batch_wait_ms), c.ping_interval, c.ping_timeout,
-                        c.tcp_keepalive};
+                        c.tcp_keepalive, c.query_address.value_or(""), c.database};
   auto server = Server::start(options, ingestor, metrics);
   if (!server.ok()) return fail("listen", server.error());
 
@@ -151,7 +151,8 @@ int runDaemon(const AggregatorConfig& c) {
   if (c.write_comments) comments = std::thread([&] { commentLoop(c, metrics, stop); });
 
   const uint64_t fd_limit = raiseDescriptorLimit();
-  log::info("started: listening on " + c.listen + ", database " + c.database + ", up to " +
+  log::info("started: listening on " + c.listen +
+            (c.query_address ? ", questions on " + *c.query_address : std::string()) + ", database " + c.database + ", up to " +
             std::to_string(fd_limit) + " descriptors (about as many nodes)");
   notify::ready(statusLine(metrics));
   auto ping = notify::watchdogInterval();

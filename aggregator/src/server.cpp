@@ -15,6 +15,7 @@
 #include <zmq.hpp>
 
 #include "accel/aggregator/batch_writer.h"
+#include "accel/aggregator/event_queries.h"
 #include "accel/common/clock.h"
 #include "accel/events/socket_options.h"
 
@@ -71,6 +72,8 @@ struct Server::Impl {
   std::shared_ptr<const AllowList> zap_allow;
   std::vector<Rejection> rejections;
   uint64_t rejections_dropped = 0;
+  // Last, so that it stops before the context and sockets go.
+  std::unique_ptr<EventQueries> queries;
 
   Impl(const ServerOptions& o, Ingestor& i, Metrics& m)
       : options(o), ingestor(i), metrics(m), writer(i.store()) {}
@@ -171,7 +174,10 @@ struct Server::Impl {
     auto done = writer.take(block);
     if (!done) return okStatus();
     ingestor.finish(done->first, done->second);
-    if (done->second.ok()) sendAcks(flight_acks);
+    if (done->second.ok()) {
+      sendAcks(flight_acks);
+      if (queries) queries->committed();
+    }
     else resetOpen();
     flight_acks.clear();
     return done->second;
@@ -302,6 +308,11 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
     r.bind(o.listen);
   } catch (const zmq::error_t& e) {
     return Error(ErrorCode::kUnavailable, "listen on " + o.listen + ": " + e.what());
+  }
+  if (!o.query_listen.empty()) {
+    auto queries = EventQueries::start(impl->ctx, {.listen = o.query_listen, .database = o.database, .hold_timeout = o.query_hold}, o.keys);
+    if (!queries.ok()) return queries.error();
+    impl->queries = std::move(*queries);
   }
   Impl* raw = impl.get();
   impl->zap_thread = std::thread([raw] {

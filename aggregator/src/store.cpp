@@ -1,6 +1,8 @@
 #include "accel/aggregator/store.h"
 
+#include <algorithm>
 #include <span>
+#include <variant>
 #include <unordered_map>
 #include <string_view>
 
@@ -497,6 +499,47 @@ Result<std::vector<StoredEvent>> Store::readEvents(const EventFilter& f) {
   if (f.job_id) s->bind(2, int64_t{*f.job_id});
   if (f.node) s->bind(3, *f.node);
   return readRows(db_, *s);
+}
+
+Result<std::optional<uint32_t>> Store::jobOwner(uint32_t job_id) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "SELECT envelope FROM events WHERE rowid >= (SELECT first_row FROM job_spans WHERE job_id = ?1) "
+         "AND rowid <= (SELECT last_row FROM job_spans WHERE job_id = ?1) AND job_id = ?1 "
+         "AND kind = 'prolog_started' ORDER BY rowid");
+  if (!s.ok()) return sqlError(db_, "read job owner");
+  s.bind(1, int64_t{job_id});
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    auto bytes = s.bytes(0);
+    auto env = event::decode(bytes);
+    if (!env.ok() || !env->event) continue;
+    if (const auto* p = std::get_if<event::PrologStarted>(&*env->event)) return std::optional<uint32_t>(p->uid);
+  }
+  if (rc != SQLITE_DONE) return sqlError(db_, "read job owner");
+  return std::optional<uint32_t>();
+}
+
+Result<int64_t> Store::lastRow() {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "SELECT coalesce(max(rowid), 0) FROM events");
+  if (!s.ok() || s.step() != SQLITE_ROW) return sqlError(db_, "read last row");
+  return s.i64(0);
+}
+
+Result<Store::NewRows> Store::jobsAfter(int64_t after_row) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "SELECT job_id, max(rowid) FROM events WHERE rowid > ?1 GROUP BY job_id");
+  if (!s.ok()) return sqlError(db_, "read new rows");
+  s.bind(1, after_row);
+  NewRows out{{}, after_row};
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    out.jobs.push_back(uint32_t(s.i64(0)));
+    out.last_row = std::max(out.last_row, s.i64(1));
+  }
+  if (rc != SQLITE_DONE) return sqlError(db_, "read new rows");
+  return out;
 }
 
 }  // namespace accel::aggregator

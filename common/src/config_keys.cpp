@@ -225,6 +225,14 @@ ConfigSchema makeAccelSchema() {
            .help = "ZeroMQ endpoint of accel-aggregatord, e.g. tcp://ctl1:7450. Job events are "
                    "spooled on the node and streamed there. Unset: events are only spooled.",
            .store = storeIn<&C::aggregator_address>},
+          {.name = "AggregatorQueryAddress",
+           .type = ValueType::kString,
+           .help = "ZeroMQ endpoint of accel-aggregatord's QueryAddress, e.g. tcp://ctl1:7451. "
+                   "`accelctl events --job ID` on this node then asks the aggregator through "
+                   "the agent, which vouches for the caller: root and SlurmUser see every job, "
+                   "others their own. Uses AggregatorPublicKeyFile and NodeKeyFile. Unset: "
+                   "events can be read only where the aggregator's database is.",
+           .store = storeIn<&C::aggregator_query_address>},
           {.name = "AggregatorPublicKeyFile",
            .type = ValueType::kPath,
            .default_value = "/etc/accel-agent/aggregator.pub",

@@ -374,14 +374,25 @@ aggregator_endpoint() {
     fi
 }
 
+# Where the agents ask accel-aggregatord for a job's events (accelctl events --job): its
+# QueryAddress, beside the events endpoint.
+aggregator_query_endpoint() {
+    if [[ $MULTI == yes ]]; then
+        echo "tcp://$CTL_ADDR:$AGG_QUERY_PORT"
+    else
+        echo "ipc://${AGG_SOCKET%.sock}-query.sock"
+    fi
+}
+
 # --- ports -----------------------------------------------------------------------------------
-# Seven TCP ports (slurmctld, slurmd, slurmdbd, the aggregator's metrics, the aggregator's
-# events when the sandbox has several nodes, the node agents' metrics, Prometheus). The search
+# Eight TCP ports (slurmctld, slurmd, slurmdbd, the aggregator's metrics, the aggregator's
+# events and its questions when the sandbox has several nodes, the node agents' metrics,
+# Prometheus). The search
 # starts at a base derived from the sandbox path, so two sandboxes rarely even probe the same
 # ports, and stays below the kernel's ephemeral range (32768 up) so client sockets cannot take
 # them later. With several nodes every agent serves its metrics on the same port, at its own
 # node's address.
-PORT_NAMES=(CTLD_PORT SLURMD_PORT DBD_PORT METRICS_PORT AGG_PORT AGENT_METRICS_PORT PROM_PORT)
+PORT_NAMES=(CTLD_PORT SLURMD_PORT DBD_PORT METRICS_PORT AGG_PORT AGENT_METRICS_PORT PROM_PORT AGG_QUERY_PORT)
 
 pick_ports() {
     local -A used=()

@@ -19,22 +19,22 @@ Result<AccelConfig> loadConfig(const GlobalOptions& g, const CliIo& io) {
   return loadAccelConfig(*path);
 }
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
 // The admin socket when this caller may use it (root, SlurmUser), else the
 // public one: connecting to the admin socket fails at once for others
 // (EACCES), and for an agent older than it (ENOENT).
-Result<ipc::Socket> connectAgent(const AccelConfig& config) {
+Result<ipc::Socket> connectDaemon(const AccelConfig& config) {
   auto admin = ipc::connectControl(adminSocketPath(config));
   if (admin.ok()) return admin;
   return ipc::connectControl(config.control_socket);
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
 Result<std::vector<uint8_t>> callOnce(const AccelConfig& config, const std::vector<uint8_t>& request,
                                       std::chrono::milliseconds timeout) {
-  auto conn = connectAgent(config);
+  auto conn = connectDaemon(config);
   ACCEL_TRY(conn);
   auto reply = ipc::call(*conn, request.data(), request.size(), timeout);
   ACCEL_TRY(reply);

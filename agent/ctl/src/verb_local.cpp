@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <cstring>
 
@@ -53,17 +54,35 @@ int verbTopology(const std::vector<std::string>& args, const GlobalOptions& g, c
   return execBeside("accel-agentd", argv, "topology", io);
 }
 
-// The aggregator's record of job events, read where its database is (the
-// aggregator's host, or a shared path given with --database).
+// The aggregator's record of job events: one job's through this node's agent
+// (which asks the aggregator, AggregatorQueryAddress), or read where its
+// database is (the aggregator's host, or a shared path given with
+// --database), which also lists every job's.
 int verbEvents(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
   std::vector<std::string> argv{"accel-aggregatord", "events"};
+  EventsArgs asked;
+  bool job = false, database = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     bool takes_value = a == "--job" || a == "--node" || a == "--database";
     if (takes_value && i + 1 < args.size()) {
+      const std::string& v = args[++i];
+      if (a == "--job") {
+        uint32_t id = 0;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
+          io.err("accelctl: events: --job takes a job number, not '" + v + "'");
+          return kUsage;
+        }
+        asked.job_id = id;
+        job = true;
+      }
+      if (a == "--node") asked.node = v;
+      database = database || a == "--database";
       argv.push_back(a);
-      argv.push_back(args[++i]);
+      argv.push_back(v);
     } else if (a == "--follow") {
+      asked.follow = true;
       argv.push_back(a);
     } else {
       io.err("accelctl: events: unexpected argument '" + a +
@@ -71,6 +90,7 @@ int verbEvents(const std::vector<std::string>& args, const GlobalOptions& g, con
       return kUsage;
     }
   }
+  if (job && !database) return eventsThroughAgent(asked, g, io);
   if (g.json) argv.push_back("--json");
   return execBeside("accel-aggregatord", argv, "events", io);
 }

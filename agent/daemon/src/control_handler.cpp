@@ -433,6 +433,18 @@ std::vector<uint8_t> timedHook(metrics::Histogram* seconds, Handler&& handler) {
   return reply;
 }
 
+std::optional<EventsCall> eventsCallOf(std::span<const uint8_t> bytes) {
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = 16;
+  opts.max_tables = 64;
+  flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
+  if (!fb::VerifyRequestBuffer(v)) return std::nullopt;
+  const auto* req = fb::GetRequest(bytes.data());
+  const auto* e = req->body_as_EventsRequest();
+  if (req->version() != 1 || !e) return std::nullopt;
+  return EventsCall{e->job_id(), e->node() ? e->node()->str() : std::string(), e->follow(), e->json()};
+}
+
 std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& caller,
                                    std::span<const uint8_t> bytes) {
   flatbuffers::Verifier::Options opts;
@@ -469,6 +481,12 @@ std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& call
       if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "step reports come from slurmstepd");
       return onStep(ctx, req->body_as_StepRequest());
     case fb::RequestBody::SurrogateRequest: return onSurrogate(ctx, caller, req->body_as_SurrogateRequest());
+    case fb::RequestBody::EventsRequest:
+      // With AggregatorQueryAddress the daemon hands these to its relay
+      // before they get here (Daemon::relayEvents).
+      return simple(fb::Outcome::BadRequest,
+                    "this node's agent has no AggregatorQueryAddress in its accel.conf; read the events where the "
+                    "aggregator's database is (accelctl events --database PATH)");
     case fb::RequestBody::NONE: break;
   }
   return simple(fb::Outcome::BadRequest, "unknown request kind");

@@ -202,6 +202,7 @@ Status Daemon::start() {
   auto outbox = event::Outbox::start(std::move(*opts));
   if (!outbox.ok()) return outbox.error().context("event outbox");
   outbox_ = std::move(*outbox);
+  ACCEL_TRY(startEventRelay());
   manager_->setBudgetListener([this] {
     if (limits_) limits_->rearm();
   });
@@ -445,6 +446,25 @@ Status Daemon::startMetrics() {
     return Error(endpoint.error().code(), "MetricsAddress in " + options_.config_path + ": " + endpoint.error().message());
   metrics_http_ = std::move(*endpoint);
   log::info("metrics: served at http://" + *config_.metrics_address + "/metrics");
+  return okStatus();
+}
+
+// AggregatorQueryAddress: `accelctl events --job` from this node, relayed to
+// the aggregator with the node's key (the event stream's files).
+Status Daemon::startEventRelay() {
+  if (!config_.aggregator_query_address) return okStatus();
+  RelayOptions o;
+  o.endpoint = *config_.aggregator_query_address;
+  auto server = event::loadPublicKey(config_.aggregator_public_key_file);
+  if (!server.ok()) return server.error().context("AggregatorPublicKeyFile in " + options_.config_path);
+  o.server_public_key = *server;
+  auto mine = event::loadSecretKey(config_.node_key_file);
+  if (!mine.ok()) return mine.error().context("NodeKeyFile in " + options_.config_path);
+  o.client_keys = *mine;
+  auto relay = EventRelay::start(o);
+  if (!relay.ok()) return relay.error().context(options_.config_path);
+  relay_ = std::move(*relay);
+  log::info("events: questions go to " + o.endpoint);
   return okStatus();
 }
 

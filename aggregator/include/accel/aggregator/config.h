@@ -22,6 +22,7 @@ struct AggregatorConfig {
   std::string allow_list_dir;
   std::string database;
   std::optional<std::string> metrics_address;
+  std::optional<std::string> query_address;  // events questions from the nodes; unset: none
   uint32_t comment_writes_per_second = 0;
   uint32_t comment_batch_size = 0;
   uint32_t comment_connections = 0;

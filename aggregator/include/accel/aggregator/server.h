@@ -40,6 +40,12 @@ struct ServerOptions {
   std::chrono::milliseconds ping_interval{0};
   std::chrono::milliseconds ping_timeout{90000};
   std::chrono::seconds tcp_keepalive{60};
+  // Questions about recorded events (event_queries.h) on this endpoint, with
+  // the same keys and allow list; empty: none are answered. `database` is
+  // the store's file, which the questions' thread opens read-only.
+  std::string query_listen{};
+  std::string database{};
+  std::chrono::milliseconds query_hold{20000};  // QueryOptions::hold_timeout
 };
 
 // A refused frame, for the daemon's log.

@@ -140,6 +140,18 @@ class Store {
   Result<std::vector<StoredEvent>> readEvents(const EventFilter& filter);
   // Every node that ever sent an accepted event, by name.
   Result<std::vector<NodeRow>> readNodes();
+  // The uid of the job's owner, from its first recorded prolog_started
+  // event; nullopt when none is recorded.
+  Result<std::optional<uint32_t>> jobOwner(uint32_t job_id);
+  // The jobs with events after `after_row`, and the newest row (after_row
+  // when there is none).
+  struct NewRows {
+    std::vector<uint32_t> jobs;
+    int64_t last_row = 0;
+  };
+  Result<NewRows> jobsAfter(int64_t after_row);
+  // The newest event's row; 0 when there is none.
+  Result<int64_t> lastRow();
 
  private:
   struct Prepared;

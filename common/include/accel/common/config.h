@@ -60,6 +60,7 @@ struct AccelConfig {
   std::string fabric_netns;       // empty: the daemon's own namespace
   // Event stream to accel-aggregatord (ipc/events/outbox.h).
   std::optional<std::string> aggregator_address;
+  std::optional<std::string> aggregator_query_address;  // events questions (event_relay.h); unset: none
   std::optional<std::string> metrics_address;  // HOST:PORT of the /metrics endpoint; unset: none
   std::string aggregator_public_key_file;
   std::string node_key_file;

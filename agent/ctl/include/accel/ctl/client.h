@@ -8,6 +8,7 @@
 
 #include "accel/common/config.h"
 #include "accel/common/result.h"
+#include "accel/ipc/control_socket.h"
 #include "accel/ctl/verbs.h"
 
 namespace accel::ctl {
@@ -26,5 +27,18 @@ Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config, const std::ve
 
 // Exit code for an error reaching the daemon.
 int exitForCallError(const Error& e);
+
+// A connection to the daemon: its admin socket when the caller may use it,
+// else ControlSocket.
+Result<ipc::Socket> connectDaemon(const AccelConfig& config);
+
+// `accelctl events --job ID` asked through this node's agent (its
+// AggregatorQueryAddress); see verb_events.cpp.
+struct EventsArgs {
+  uint32_t job_id = 0;
+  std::string node;
+  bool follow = false;
+};
+int eventsThroughAgent(const EventsArgs& args, const GlobalOptions& g, const CliIo& io);
 
 }  // namespace accel::ctl

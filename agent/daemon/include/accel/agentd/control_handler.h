@@ -13,12 +13,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/agent_metrics.h"
+#include "accel/agentd/event_relay.h"
 #include "accel/agentd/node_health.h"
 #include "accel/appliance/appliance.h"
 #include "accel/events/event.h"
@@ -71,6 +73,9 @@ struct HandlerContext {
   std::function<event::OutboxStats()> outbox_stats;
   std::string aggregator;
 };
+
+// An EventsRequest's question, verified; nullopt for any other request.
+std::optional<EventsCall> eventsCallOf(std::span<const uint8_t> request);
 
 // Never fails: a malformed request gets a BadRequest reply.
 std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& caller,

@@ -79,6 +79,8 @@ class Daemon {
   void startApplianceWatcher();
   Status startLimitEnforcer();
   Status startMetrics();
+  Status startEventRelay();
+  bool relayEvents(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, std::span<const uint8_t> request);
   void cancelApplianceJobs(uint32_t job_id);
   void startSurrogateSteps();
   void maybeSurrogate(const appliance::ApplianceJob& job);
@@ -99,6 +101,8 @@ class Daemon {
   // manager_, whose job-directory step hands them to it.
   std::unique_ptr<TrashRemover> trash_;
   std::unique_ptr<event::Outbox> outbox_;  // before manager_: outlives the workers' use
+  // AggregatorQueryAddress: `accelctl events --job` relayed (workers hand it callers).
+  std::unique_ptr<EventRelay> relay_;
   std::unique_ptr<agent::JobManager> manager_;
   std::unique_ptr<LimitEnforcer> limits_;  // before appliance_: outlives its calls
   std::unique_ptr<SurrogateSteps> surrogates_;  // likewise

@@ -1,0 +1,59 @@
+#pragma once
+// Questions from the nodes about recorded job events (schemas/query.fbs),
+// answered on a ROUTER socket of their own (QueryAddress) by a thread of its
+// own with its own read-only connection to the database, so that questions
+// never hold up ingest. CURVE as on Listen: the server's keys and the ZAP
+// handler of its context, so only nodes on the allow list may ask. A node
+// vouches for the person it asks for (its kernel's peer credentials); the
+// owner of a job is the uid in its prolog_started events.
+//
+// An ask with `wait` is held until its job has an event after the ask's row:
+// the server calls committed() after each commit, and the thread then reads
+// which jobs have new rows and answers the asks held for them. A held ask is
+// answered empty after hold_timeout, so that one from a node that went away
+// does not stay held; a node still there asks again at once.
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "accel/common/result.h"
+#include "accel/events/curve_keys.h"
+
+namespace zmq {
+class context_t;
+}
+
+namespace accel::aggregator {
+
+struct QueryOptions {
+  std::string listen;    // zmq endpoint, e.g. "tcp://*:7451"
+  std::string database;  // opened read-only
+  size_t max_held = 4096;          // asks held at once, over all nodes
+  size_t max_held_per_node = 256;  // ... from one node
+  std::chrono::milliseconds hold_timeout{20000};
+  size_t max_answer_bytes = 48 * 1024;  // of lines; an answer fits one control datagram
+  int max_answer_events = 256;
+};
+
+class EventQueries {
+ public:
+  // Binds `options.listen` in `ctx` (whose ZAP handler must be running) and
+  // starts the thread. Errors: the database cannot be opened, the bind failed.
+  static Result<std::unique_ptr<EventQueries>> start(zmq::context_t& ctx, const QueryOptions& options,
+                                                     const event::CurveKeyPair& keys);
+  ~EventQueries();  // stops and joins the thread
+  EventQueries(const EventQueries&) = delete;
+  EventQueries& operator=(const EventQueries&) = delete;
+
+  // Events were committed: held asks are looked at again. Any thread.
+  void committed();
+
+  struct Impl;
+
+ private:
+  explicit EventQueries(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace accel::aggregator

@@ -1,5 +1,6 @@
 // The daemon's request handler on arbitrary bytes, as root and as a user:
-// it must answer every input with a verifiable reply and never crash.
+// it must answer every input with a verifiable reply and never crash; and
+// the reading of an events call that the relay takes over.
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -53,6 +54,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto reply = accel::agentd::handleRequest(w.ctx, accel::agentd::Caller{uid, 1}, {data, size});
     flatbuffers::Verifier v(reply.data(), reply.size());
     if (!v.VerifyBuffer<accel::control::Reply>(nullptr)) std::abort();
+  }
+  // The relay's reading of an events call (Daemon::relayEvents): a call it
+  // takes must be what the request says.
+  if (auto call = accel::agentd::eventsCallOf({data, size})) {
+    const auto* req = accel::control::GetRequest(data);
+    const auto* e = req->body_as_EventsRequest();
+    if (!e || e->job_id() != call->job_id || e->follow() != call->follow) std::abort();
   }
   // Keep the job table small so every input starts from a similar state.
   for (const auto& j : w.manager->jobs())

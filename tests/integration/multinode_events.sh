@@ -7,7 +7,9 @@
 #     is a job number that has no events;
 #  3. --follow subscribes: a follower started on sbn3 before a held job is released prints
 #     the job's events while it runs, then its epilog's, and keeps running; a follower of
-#     another user's job ends with exit 5 once the job's first events are recorded.
+#     another user's job ends with exit 5 once the job's first events are recorded;
+#  4. one user holds at most four calls on a node (the fifth: exit 3, Busy), root is not held
+#     back by them, and a follower that ends frees its place.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -24,6 +26,7 @@ followers=()
 cleanup() {
     local p
     for p in "${followers[@]}"; do kill "$p" 2>/dev/null || true; done
+    pkill -u "$TEST_USER" -f "accelctl events --job" 2>/dev/null || true
     [[ -z ${HELD_JOB:-} ]] || scancel "$HELD_JOB" 2>/dev/null || true
     rm -rf "${dir:?}"
 }
@@ -123,6 +126,35 @@ kill -0 "$follower" 2>/dev/null || fail "the follower ended by itself: $(cat "$d
 # Each event once, in order, as the aggregator recorded them.
 expect_eq "the follower's lines against a plain read" \
     "$(on "$third" "$TEST_USER" events --job "$HELD_JOB")" "$(cat "$dir/follow.out")"
-kill "$follower"
 log "ok: the follower printed $(wc -l <"$dir/follow.out") events of job $HELD_JOB as they came"
+
+# --- 4. a user holds at most four calls on a node; a closed one frees its place ---------------------
+for i in 2 3 4; do
+    on "$third" "$TEST_USER" events --job "$HELD_JOB" --follow >"$dir/follow$i.out" 2>&1 &
+    followers+=($!)
+done
+deadline=$((SECONDS + 15))
+until [[ $(cat "$dir"/follow[234].out | grep -c " epilog_finished ") == 3 ]]; do
+    ((SECONDS <= deadline)) || fail "three more followers did not all start: $(cat "$dir"/follow[234].out)"
+    sleep 0.2
+done
+set +e
+err=$(on "$third" "$TEST_USER" events --job "$HELD_JOB" 2>&1 >/dev/null)
+rc=$?
+set -e
+expect_eq "a fifth call of the same user: exit code" 3 "$rc"
+[[ $err == *"too many events calls on this node now (4 per user, 64 in all)"* ]] ||
+    fail "a fifth call was told: '$err'"
+# Other users are not held back by this user's calls.
+on "$second" root events --job "$HELD_JOB" >/dev/null || fail "root's call on $second failed while the user held four"
+# `on` runs accelctl a few processes down (sandbox exec, nsenter, runuser): end one of them.
+victim=$(pgrep -u "$TEST_USER" -f "accelctl events --job $HELD_JOB --follow" | head -n 1)
+[[ -n $victim ]] || fail "no follower's accelctl process found"
+kill "$victim"
+deadline=$((SECONDS + 10))
+until on "$third" "$TEST_USER" events --job "$HELD_JOB" >/dev/null 2>&1; do
+    ((SECONDS <= deadline)) || fail "a closed follower's place was not freed within 10 s"
+    sleep 0.2
+done
+log "ok: four calls per user, and a closed one's place is freed"
 HELD_JOB=

@@ -59,11 +59,13 @@ constexpr Verb kVerbs[] = {
      "  --json       machine-readable\n",
      verbTopology},
     {"events", "[--job ID] [--node NAME] [--follow] [--database PATH] [--json]",
-     "the aggregator's record of job events (on its host, or from a shared database)",
-     "Reads accel-aggregatord's database (runs 'accel-aggregatord events').\n"
+     "the aggregator's record of job events (one job's from any node; all from its database)",
+     "With --job and no --database: asks this node's agent, which asks the aggregator\n"
+     "(AggregatorQueryAddress in accel.conf); root and SlurmUser see every job, others their own.\n"
+     "Otherwise reads accel-aggregatord's database (runs 'accel-aggregatord events').\n"
      "  --job ID          events of one job\n"
      "  --node NAME       events from one node\n"
-     "  --follow          keep printing new events as they arrive\n"
+     "  --follow          keep printing new events as they are recorded, until stopped\n"
      "  --database PATH   the database to read (default: Database in accel-aggregator.conf)\n"
      "  --json            one JSON object per event\n",
      verbEvents},

@@ -138,7 +138,7 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                       "ApplianceCommand", "AppliancePollInterval", "ApplianceTimeout",
                                       "Fabric", "FabricInterfaces", "FabricManagementInterface",
                                       "FabricMtu", "FabricAddressRange", "FabricAddressPrefix",
-                                      "FabricNetns", "FabricRoutes", "AggregatorAddress", "AggregatorPublicKeyFile",
+                                      "FabricNetns", "FabricRoutes", "AggregatorAddress", "AggregatorQueryAddress", "AggregatorPublicKeyFile",
                                       "NodeKeyFile", "AggregatorReconnectMinMs", "AggregatorReconnectMaxMs",
                                       "AggregatorPingInterval", "AggregatorPingTimeout", "AggregatorTcpKeepAlive",
                                       "EventSpoolDir", "EventSpoolMaxSize", "HeartbeatInterval", "MetricsAddress",

@@ -7,6 +7,7 @@
 
 #include "accel/schemas/control_generated.h"
 #include "accel/schemas/events_generated.h"
+#include "accel/schemas/query_generated.h"
 
 namespace {
 
@@ -29,6 +30,11 @@ bool verifyReply(const std::vector<uint8_t>& b) {
 bool verifyEnvelope(const std::vector<uint8_t>& b) {
   flatbuffers::Verifier v(b.data(), b.size());
   return events::VerifyEnvelopeBuffer(v);
+}
+
+bool verifyQuery(const std::vector<uint8_t>& b) {
+  flatbuffers::Verifier v(b.data(), b.size());
+  return query::VerifyMessageBuffer(v);
 }
 
 std::vector<uint8_t> prologRequest() {
@@ -118,6 +124,64 @@ TEST(EventsSchemaTest, EveryEventRoundTrips) {
   }
 }
 
+TEST(QuerySchemaTest, AskAndAnswerRoundTrip) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto ask = query::CreateEventsAskDirect(fbb, 9, 42, 1000, false, 17, "node1", true, true);
+  fbb.Finish(query::CreateMessage(fbb, query::Body::EventsAsk, ask.Union()), query::MessageIdentifier());
+  auto b = bytesOf(fbb);
+  ASSERT_TRUE(verifyQuery(b));
+  const auto* a = query::GetMessage(b.data())->body_as_EventsAsk();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->id(), 9u);
+  EXPECT_EQ(a->job_id(), 42u);
+  EXPECT_EQ(a->uid(), 1000u);
+  EXPECT_EQ(a->after_row(), 17);
+  EXPECT_EQ(a->node()->str(), "node1");
+  EXPECT_TRUE(a->json() && a->wait() && !a->admin());
+
+  flatbuffers::FlatBufferBuilder out;
+  std::vector<std::string> lines{"one", "two"};
+  auto answer = query::CreateEventsAnswer(out, 9, query::Outcome::NotFound, out.CreateString("no"),
+                                          out.CreateVectorOfStrings(lines), 17, true);
+  out.Finish(query::CreateMessage(out, query::Body::EventsAnswer, answer.Union()), query::MessageIdentifier());
+  auto c = bytesOf(out);
+  ASSERT_TRUE(verifyQuery(c));
+  const auto* r = query::GetMessage(c.data())->body_as_EventsAnswer();
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->outcome(), query::Outcome::NotFound);
+  ASSERT_EQ(r->lines()->size(), 2u);
+  EXPECT_EQ(r->lines()->Get(1)->str(), "two");
+  EXPECT_TRUE(r->more());
+  // The outcomes mean what control.fbs's do.
+  EXPECT_EQ(int(query::Outcome::NotFound), int(control::Outcome::NotFound));
+  EXPECT_EQ(int(query::Outcome::Busy), int(control::Outcome::Busy));
+  EXPECT_EQ(int(query::Outcome::BadRequest), int(control::Outcome::BadRequest));
+}
+
+TEST(ControlSchemaTest, EventsRequestAndEventLinesRoundTrip) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto body = control::CreateEventsRequestDirect(fbb, 42, "node1", true, false);
+  fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::EventsRequest, body.Union()),
+             control::RequestIdentifier());
+  auto b = bytesOf(fbb);
+  ASSERT_TRUE(verifyRequest(b));
+  const auto* e = control::GetRequest(b.data())->body_as_EventsRequest();
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->job_id(), 42u);
+  EXPECT_TRUE(e->follow());
+
+  flatbuffers::FlatBufferBuilder out;
+  std::vector<std::string> lines{"a"};
+  auto lines_body = control::CreateEventLines(out, out.CreateVectorOfStrings(lines), true);
+  out.Finish(control::CreateReply(out, control::Outcome::Ok, 0, control::ReplyBody::EventLines, lines_body.Union()));
+  auto c = bytesOf(out);
+  ASSERT_TRUE(verifyReply(c));
+  const auto* l = flatbuffers::GetRoot<control::Reply>(c.data())->body_as_EventLines();
+  ASSERT_NE(l, nullptr);
+  EXPECT_TRUE(l->done());
+  EXPECT_EQ(l->lines()->Get(0)->str(), "a");
+}
+
 TEST(SchemaRejectionTest, TruncationIsRefusedUnlessOnlyPaddingWasLost) {
   auto b = prologRequest();
   size_t refused = 0;
@@ -144,7 +208,7 @@ TEST(SchemaRejectionTest, GarbageIsRefused) {
   for (int i = 0; i < 2000; ++i) {
     std::vector<uint8_t> g(8 + rng() % 256);
     for (auto& c : g) c = static_cast<uint8_t>(rng());
-    if (verifyRequest(g) || verifyEnvelope(g)) ++accepted;
+    if (verifyRequest(g) || verifyEnvelope(g) || verifyQuery(g)) ++accepted;
   }
   EXPECT_EQ(accepted, 0);
 }
@@ -152,6 +216,7 @@ TEST(SchemaRejectionTest, GarbageIsRefused) {
 TEST(SchemaRejectionTest, WrongIdentifierIsRefused) {
   auto b = prologRequest();
   EXPECT_FALSE(verifyEnvelope(b));  // a control request is not an event
+  EXPECT_FALSE(verifyQuery(b));     // nor a question to the aggregator
 }
 
 }  // namespace

@@ -1,0 +1,281 @@
+// Questions about recorded events (event_queries.h) over a real ROUTER with
+// CURVE, asked the way accel-agentd asks them: who may see a job, a held ask
+// answered by the commit that brings its job's next event (and not by
+// another job's), the hold's end, answers in batches, and what is refused.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <zmq.hpp>
+
+#include "accel/aggregator/server.h"
+#include "accel/common/safe_file.h"
+#include "accel/schemas/query_generated.h"
+
+namespace accel::aggregator {
+namespace {
+
+using namespace std::chrono_literals;
+namespace q = accel::query;
+
+struct Answer {
+  uint64_t id = 0;
+  q::Outcome outcome = q::Outcome::Ok;
+  std::string message;
+  std::vector<std::string> lines;
+  int64_t last_row = 0;
+  bool more = false;
+};
+
+struct AskArgs {
+  uint32_t job_id = 0;
+  uint32_t uid = 1000;
+  bool admin = false;
+  int64_t after_row = 0;
+  bool wait = false;
+  std::string node{};
+};
+
+class EventQueriesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/accel-queries-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_TRUE(makeDirectory(dir_ + "/nodes", 0755).ok());
+    server_keys_ = *event::generateCurveKeyPair();
+    node_keys_ = *event::generateCurveKeyPair();
+    std::ofstream(dir_ + "/nodes/n1.pub") << node_keys_.public_key << "\n";
+    store_ = std::move(Store::open(dir_ + "/events.db", Store::Mode::kReadWrite).value());
+    ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
+    ASSERT_TRUE(ingestor_->load().ok());
+  }
+  void TearDown() override {
+    events_.reset();
+    asker_.reset();
+    server_.reset();
+    (void)removeTree(dir_);
+  }
+  void start(std::chrono::milliseconds hold = 20s) {
+    const std::string ep = "ipc://" + dir_ + "/agg.sock", query = "ipc://" + dir_ + "/query.sock";
+    ServerOptions o{ep, server_keys_, dir_ + "/nodes", 64 * 1024, 1000, 1ms};
+    o.query_listen = query;
+    o.database = dir_ + "/events.db";
+    o.query_hold = hold;
+    auto s = Server::start(o, *ingestor_, metrics_);
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    server_ = std::move(*s);
+    events_ = dealer(ep, node_keys_);
+    asker_ = dealer(query, node_keys_);
+  }
+  std::unique_ptr<zmq::socket_t> dealer(const std::string& ep, const event::CurveKeyPair& keys) {
+    auto d = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::dealer);
+    d->set(zmq::sockopt::linger, 0);
+    d->set(zmq::sockopt::curve_serverkey, server_keys_.public_key);
+    d->set(zmq::sockopt::curve_publickey, keys.public_key);
+    d->set(zmq::sockopt::curve_secretkey, keys.secret_key);
+    d->connect(ep);
+    return d;
+  }
+  // Sends one event of n1 and polls the server until it is acknowledged.
+  void record(const event::Event& e) {
+    ++seq_;
+    events_->send(zmq::buffer(event::encode({"n1", 1, seq_, 1'700'000'000'000'000'000 + int64_t(seq_), 1}, e)));
+    for (int i = 0; i < 500; ++i) {
+      ASSERT_TRUE(server_->poll(5ms).ok());
+      zmq::message_t m;
+      while (events_->recv(m, zmq::recv_flags::dontwait)) {
+        auto ack = event::decodeAck({static_cast<const uint8_t*>(m.data()), m.size()});
+        if (ack.ok() && ack->seq == seq_) return;
+      }
+    }
+    FAIL() << "event " << seq_ << " not acknowledged";
+  }
+  void prolog(uint32_t job, uint32_t uid) { record(event::PrologStarted{job, uid, "u" + std::to_string(uid), "n1", 1, 0}); }
+  void task(uint32_t job, uint32_t pid) { record(event::TaskStarted{job, 0, pid, 1}); }
+
+  uint64_t ask(const AskArgs& a, zmq::socket_t* via = nullptr) {
+    flatbuffers::FlatBufferBuilder fbb;
+    const uint64_t id = ++ask_id_;
+    auto body = q::CreateEventsAskDirect(fbb, id, a.job_id, a.uid, a.admin, a.after_row,
+                                         a.node.empty() ? nullptr : a.node.c_str(), false, a.wait);
+    fbb.Finish(q::CreateMessage(fbb, q::Body::EventsAsk, body.Union()), q::MessageIdentifier());
+    (via ? via : asker_.get())->send(zmq::buffer(fbb.GetBufferPointer(), fbb.GetSize()));
+    return id;
+  }
+  // The next answer within `limit`, polling the server meanwhile (its
+  // commits are what releases held asks).
+  std::optional<Answer> answer(std::chrono::milliseconds limit = 2s, zmq::socket_t* via = nullptr) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    zmq::socket_t& s = via ? *via : *asker_;
+    while (std::chrono::steady_clock::now() < deadline) {
+      zmq::message_t m;
+      if (s.recv(m, zmq::recv_flags::dontwait)) {
+        const auto* data = static_cast<const uint8_t*>(m.data());
+        flatbuffers::Verifier v(data, m.size());
+        EXPECT_TRUE(q::VerifyMessageBuffer(v));
+        const auto* a = q::GetMessage(data)->body_as_EventsAnswer();
+        if (!a) return std::nullopt;
+        Answer out{a->id(), a->outcome(), a->message() ? a->message()->str() : "", {}, a->last_row(), a->more()};
+        if (a->lines())
+          for (const auto* l : *a->lines()) out.lines.push_back(l->str());
+        return out;
+      }
+      EXPECT_TRUE(server_->poll(5ms).ok());
+    }
+    return std::nullopt;
+  }
+
+  std::string dir_;
+  event::CurveKeyPair server_keys_, node_keys_;
+  Metrics metrics_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Ingestor> ingestor_;
+  std::unique_ptr<Server> server_;
+  zmq::context_t ctx_;
+  std::unique_ptr<zmq::socket_t> events_, asker_;
+  uint64_t seq_ = 0, ask_id_ = 0;
+};
+
+TEST_F(EventQueriesTest, TheOwnerAndAdminsSeeAJobOthersDoNot) {
+  start();
+  prolog(7, 1000);
+  task(7, 11);
+  prolog(8, 2000);
+
+  const uint64_t id = ask({.job_id = 7, .uid = 1000});
+  auto mine = answer();
+  ASSERT_TRUE(mine);
+  EXPECT_EQ(mine->id, id);
+  EXPECT_EQ(mine->outcome, q::Outcome::Ok);
+  ASSERT_EQ(mine->lines.size(), 2u);
+  EXPECT_NE(mine->lines[0].find(" prolog_started job=7 "), std::string::npos) << mine->lines[0];
+  EXPECT_NE(mine->lines[1].find(" task_started job=7 "), std::string::npos) << mine->lines[1];
+  EXPECT_FALSE(mine->more);
+
+  ask({.job_id = 7, .uid = 2000});
+  auto other = answer();
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->outcome, q::Outcome::NotFound);
+  EXPECT_EQ(other->message, "no events of job 7 of yours are recorded");
+  EXPECT_TRUE(other->lines.empty());
+
+  ask({.job_id = 7, .uid = 2000, .admin = true});
+  auto admin = answer();
+  ASSERT_TRUE(admin);
+  EXPECT_EQ(admin->lines, mine->lines);
+
+  // A job with no events is refused to a user the same way as another's.
+  ask({.job_id = 99, .uid = 1000});
+  auto none = answer();
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->outcome, q::Outcome::NotFound);
+  EXPECT_EQ(none->message, "no events of job 99 of yours are recorded");
+
+  // Only the events after the row asked for, and from the node asked for.
+  ask({.job_id = 7, .uid = 1000, .after_row = mine->last_row});
+  auto after = answer();
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(after->lines.empty());
+  EXPECT_EQ(after->last_row, mine->last_row);
+  ask({.job_id = 7, .uid = 1000, .node = "n2"});
+  auto elsewhere = answer();
+  ASSERT_TRUE(elsewhere);
+  EXPECT_TRUE(elsewhere->lines.empty());
+}
+
+TEST_F(EventQueriesTest, AHeldAskIsAnsweredByTheCommitOfItsJobsNextEvent) {
+  start();
+  prolog(7, 1000);
+  ask({.job_id = 7, .uid = 1000});
+  auto first = answer();
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->lines.size(), 1u);
+
+  const uint64_t id = ask({.job_id = 7, .uid = 1000, .after_row = first->last_row, .wait = true});
+  EXPECT_FALSE(answer(300ms)) << "a held ask was answered with nothing new";
+  task(8, 1);  // another job's event does not release it
+  EXPECT_FALSE(answer(300ms));
+  task(7, 42);
+  auto next = answer();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->id, id);
+  ASSERT_EQ(next->lines.size(), 1u);
+  EXPECT_NE(next->lines[0].find(" task_started job=7 "), std::string::npos) << next->lines[0];
+  EXPECT_GT(next->last_row, first->last_row);
+}
+
+// A user may follow a job before its first event: the owner is checked when
+// the events come, and another user's hold then ends refused.
+TEST_F(EventQueriesTest, AHoldBeforeTheJobsFirstEventIsCheckedWhenTheEventsCome) {
+  start();
+  ask({.job_id = 5, .uid = 1000, .wait = true});
+  auto other = dealer("ipc://" + dir_ + "/query.sock", node_keys_);
+  ask({.job_id = 5, .uid = 3000, .wait = true}, other.get());
+  EXPECT_FALSE(answer(300ms));
+  prolog(5, 1000);
+  auto mine = answer();
+  ASSERT_TRUE(mine);
+  EXPECT_EQ(mine->outcome, q::Outcome::Ok);
+  EXPECT_EQ(mine->lines.size(), 1u);
+  auto refused = answer(2s, other.get());
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->outcome, q::Outcome::NotFound);
+  EXPECT_TRUE(refused->lines.empty());
+}
+
+TEST_F(EventQueriesTest, AHoldEndsEmptyAfterItsTime) {
+  start(200ms);
+  prolog(7, 1000);
+  ask({.job_id = 7, .uid = 1000});
+  auto first = answer();
+  ASSERT_TRUE(first);
+  const auto asked = std::chrono::steady_clock::now();
+  ask({.job_id = 7, .uid = 1000, .after_row = first->last_row, .wait = true});
+  auto empty = answer(3s);
+  ASSERT_TRUE(empty);
+  EXPECT_GE(std::chrono::steady_clock::now() - asked, 200ms);
+  EXPECT_EQ(empty->outcome, q::Outcome::Ok);
+  EXPECT_TRUE(empty->lines.empty());
+  EXPECT_EQ(empty->last_row, first->last_row);
+  EXPECT_FALSE(empty->more);
+}
+
+TEST_F(EventQueriesTest, ALongJobIsAnsweredInBatches) {
+  start();
+  prolog(7, 1000);
+  for (uint32_t pid = 1; pid <= 300; ++pid) task(7, pid);
+  std::vector<std::string> all;
+  int64_t after = 0;
+  int answers = 0;
+  for (bool more = true; more; ++answers) {
+    ask({.job_id = 7, .uid = 1000, .after_row = after});
+    auto a = answer();
+    ASSERT_TRUE(a);
+    all.insert(all.end(), a->lines.begin(), a->lines.end());
+    after = a->last_row;
+    more = a->more;
+  }
+  EXPECT_EQ(all.size(), 301u);
+  EXPECT_EQ(answers, 2);
+  EXPECT_NE(all.back().find(" task_started job=7 "), std::string::npos);
+}
+
+TEST_F(EventQueriesTest, WhatIsNotAnAskIsRefusedAndAnUnknownKeyIsNotHeard) {
+  start();
+  prolog(7, 1000);
+  asker_->send(zmq::str_buffer("not a question"));
+  auto garbage = answer();
+  ASSERT_TRUE(garbage);
+  EXPECT_EQ(garbage->outcome, q::Outcome::BadRequest);
+
+  auto stranger = dealer("ipc://" + dir_ + "/query.sock", *event::generateCurveKeyPair());
+  ask({.job_id = 7, .uid = 0, .admin = true}, stranger.get());
+  EXPECT_FALSE(answer(500ms, stranger.get())) << "a key not on the allow list was answered";
+}
+
+}  // namespace
+}  // namespace accel::aggregator

@@ -116,6 +116,8 @@ struct EventQueries::Impl {
         extra = part.more();
       }
       const char* user = zmq_msg_gets(payload.handle(), "User-Id");
+      const char* key = zmq_msg_gets(payload.handle(), "Curve-Key");
+      if (options.still_allowed && !(user && key && options.still_allowed(key, user))) continue;
       std::string from = user ? user : "";
       auto ask = parseAsk(payload);
       if (!ask || payload.more()) {

@@ -310,7 +310,13 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
     return Error(ErrorCode::kUnavailable, "listen on " + o.listen + ": " + e.what());
   }
   if (!o.query_listen.empty()) {
-    auto queries = EventQueries::start(impl->ctx, {.listen = o.query_listen, .database = o.database, .hold_timeout = o.query_hold}, o.keys);
+    Impl* raw = impl.get();
+    QueryOptions q{.listen = o.query_listen, .database = o.database, .hold_timeout = o.query_hold};
+    q.still_allowed = [raw](const char* key, const char* node) {
+      std::lock_guard lock(raw->allow_mu);
+      return raw->zap_allow->admits(key, node);
+    };
+    auto queries = EventQueries::start(impl->ctx, q, o.keys);
     if (!queries.ok()) return queries.error();
     impl->queries = std::move(*queries);
   }

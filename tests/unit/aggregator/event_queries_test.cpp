@@ -277,5 +277,18 @@ TEST_F(EventQueriesTest, WhatIsNotAnAskIsRefusedAndAnUnknownKeyIsNotHeard) {
   EXPECT_FALSE(answer(500ms, stranger.get())) << "a key not on the allow list was answered";
 }
 
+// A node whose key is taken off the allow list is not answered on the
+// connection it already has.
+TEST_F(EventQueriesTest, ARevokedKeyIsNotAnsweredOnItsOpenConnection) {
+  start();
+  prolog(7, 1000);
+  ask({.job_id = 7, .uid = 1000});
+  ASSERT_TRUE(answer());
+  std::ofstream(dir_ + "/nodes/n1.pub", std::ios::trunc) << event::generateCurveKeyPair()->public_key << "\n";
+  ASSERT_TRUE(server_->reloadAllowList().ok());
+  ask({.job_id = 7, .uid = 1000});
+  EXPECT_FALSE(answer(500ms)) << "a revoked key was answered";
+}
+
 }  // namespace
 }  // namespace accel::aggregator

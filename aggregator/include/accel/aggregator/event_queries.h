@@ -14,6 +14,7 @@
 // does not stay held; a node still there asks again at once.
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,10 @@ struct QueryOptions {
   std::chrono::milliseconds hold_timeout{20000};
   size_t max_answer_bytes = 48 * 1024;  // of lines; an answer fits one control datagram
   int max_answer_events = 256;
+  // Whether the key a connection authenticated with (Z85) is still the
+  // node's on the allow list in force; asks over a connection whose key was
+  // taken off it since are not answered. Unset: every authenticated ask is.
+  std::function<bool(const char* key, const char* node)> still_allowed{};
 };
 
 class EventQueries {

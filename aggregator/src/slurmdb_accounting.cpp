@@ -4,8 +4,9 @@
 // nothing), then slurmdb_job_modify and commit.
 #include "accel/aggregator/slurmdb_accounting.h"
 
-#include <slurm/slurm.h>
 #include <slurm/slurmdb.h>
+
+#include "accel/slurm/slurm_compat.h"
 
 #include <algorithm>
 #include <functional>
@@ -86,7 +87,7 @@ bool inProgress(uint32_t state) {
 }
 
 Error unreachable(const std::string& what) {
-  return Error(ErrorCode::kUnavailable, what + ": " + slurm_strerror(slurm_get_errno()));
+  return Error(ErrorCode::kUnavailable, what + ": " + slurm_strerror(errno));
 }
 
 }  // namespace
@@ -118,10 +119,10 @@ Result<std::map<uint32_t, AccountedJob>> SlurmdbAccounting::adminComments(const 
   Connection db;
   if (!db.get()) return unreachable("slurmdbd");
   JobSelector sel(job_ids, *name);
-  List jobs = slurmdb_jobs_get(db.get(), sel.cond());
+  list_t* jobs = slurmdb_jobs_get(db.get(), sel.cond());
   if (!jobs) return unreachable("slurmdbd job query");
-  std::unique_ptr<void, void (*)(void*)> guard(jobs, [](void* l) { slurm_list_destroy(static_cast<List>(l)); });
-  ListIterator it = slurm_list_iterator_create(jobs);
+  std::unique_ptr<void, void (*)(void*)> guard(jobs, [](void* l) { slurm_list_destroy(static_cast<list_t*>(l)); });
+  list_itr_t* it = slurm_list_iterator_create(jobs);
   while (auto* rec = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it)))
     out[rec->jobid] = {.admin_comment = rec->admin_comment ? rec->admin_comment : "", .running = inProgress(rec->state)};
   slurm_list_iterator_destroy(it);
@@ -144,7 +145,7 @@ void writeOver(const std::string& cluster, const CommentUpdate* updates, size_t 
     slurmdb_job_rec_t* rec = slurmdb_create_job_rec();
     std::string text = updates[i].comment;
     rec->admin_comment = text.data();
-    List changed = slurmdb_job_modify(db.get(), sel.cond(), rec);
+    list_t* changed = slurmdb_job_modify(db.get(), sel.cond(), rec);
     rec->admin_comment = nullptr;  // ours, not Slurm's to free
     slurmdb_destroy_job_rec(rec);
     if (!changed) {

@@ -1,7 +1,8 @@
 #include "accel/agentd/slurm_jobs.h"
 
-#include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+
+#include "accel/slurm/slurm_compat.h"
 
 #include <unistd.h>
 
@@ -35,7 +36,7 @@ auto withJob(uint32_t job_id, F use) -> Result<decltype(use(std::declval<const s
   initSlurm();
   job_info_msg_t* msg = nullptr;
   if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
-    int err = slurm_get_errno();
+    int err = errno;
     ErrorCode code = err == ESLURM_INVALID_JOB_ID ? ErrorCode::kNotFound : ErrorCode::kUnavailable;
     return Error(code, "slurmctld: job " + std::to_string(job_id) + ": " + slurm_strerror(err));
   }
@@ -106,7 +107,7 @@ Status drainNode(const std::string& node, const std::string& reason) {
   msg.reason = why.data();
   msg.reason_uid = getuid();
   if (slurm_update_node(&msg) == SLURM_SUCCESS) return okStatus();
-  int err = slurm_get_errno();
+  int err = errno;
   ErrorCode code = err == ESLURM_INVALID_NODE_NAME                                  ? ErrorCode::kNotFound
                    : err == ESLURM_USER_ID_MISSING || err == ESLURM_ACCESS_DENIED ? ErrorCode::kPermissionDenied
                                                                                   : ErrorCode::kUnavailable;

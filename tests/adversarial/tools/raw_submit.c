@@ -11,8 +11,9 @@
  * The job runs in the current directory with the caller's environment.
  * Prints the job id; exits 1 when the submission fails, 2 on bad usage.
  */
-#include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+
+#include "accel/slurm/slurm_compat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
 
   submit_response_msg_t* resp = NULL;
   if (slurm_submit_batch_job(&desc, &resp) != SLURM_SUCCESS) {
-    fprintf(stderr, "raw_submit: %s\n", slurm_strerror(slurm_get_errno()));
+    fprintf(stderr, "raw_submit: %s\n", slurm_strerror(errno));
     return 1;
   }
   printf("%u\n", resp->job_id);

@@ -64,7 +64,7 @@ TEST(FakeApplianceJob, QueuesRunsAndSucceeds) {
   RunResult r = test::wait(p);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   json job = jobsOf(env, "65")[0];
-  EXPECT_EQ(firstLine(r.out), job["name"]);
+  EXPECT_EQ(firstLine(r.out), job["name"].get<std::string>());
   EXPECT_NE(r.out.find(job["name"].get<std::string>() + " SUCCEEDED"), std::string::npos) << r.out;
   EXPECT_EQ(job["type"], "execute");
   EXPECT_EQ(job["systems"], 1);

@@ -36,6 +36,7 @@ sandbox_init_paths() {
     SLURM_CONF_FILE=$SB_ETC/slurm.conf
     MUNGE_SOCKET=$SB_RUN/munge.socket
     MYSQL_SOCKET=$SB_RUN/mariadb.socket
+    ACCT_DB_NAME=slurm_acct_db       # slurmdbd's StorageLoc
     CLUSTER_NAME=sandbox
     ACCOUNT_NAME=accel
     PARTITION_NAME=main

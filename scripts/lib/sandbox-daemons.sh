@@ -67,27 +67,40 @@ munge_roundtrip() { munge -S "$MUNGE_SOCKET" -n </dev/null | unmunge -S "$MUNGE_
 # --- mariadbd ----------------------------------------------------------------------------------
 # Private datadir, unix socket only (no TCP port to clash with). The InnoDB sizes are the
 # smallest that keep slurmdbd from logging "Database settings not recommended values" (an
-# error line in every log scan otherwise); the buffer pool is only reserved, not used.
-MARIADB_TUNING=(--innodb-buffer-pool-size=512M --innodb-log-file-size=64M
-    --innodb-lock-wait-timeout=900 --innodb-flush-log-at-trx-commit=2)
+# error line in every log scan otherwise); the buffer pool is only reserved, not used. Its
+# size depends on the Slurm version (MARIADB_BUFFER_POOL, slurm_version_choices).
+MARIADB_TUNING=(--innodb-log-file-size=64M --innodb-lock-wait-timeout=900
+    --innodb-flush-log-at-trx-commit=2)
 
 start_mariadbd() {
+    slurm_version_choices
+    local -a tuning=(--innodb-buffer-pool-size="$MARIADB_BUFFER_POOL" "${MARIADB_TUNING[@]}")
     # The marker is written last, so a half-finished initialisation is redone, not trusted.
     if [[ ! -e $SB_DB/.initialized ]]; then
         say "initialising MariaDB datadir (first start)"
         find "$SB_DB" -mindepth 1 -delete
         mariadb-install-db --no-defaults --datadir="$SB_DB" --user=root \
             --auth-root-authentication-method=socket --skip-test-db --skip-name-resolve \
-            "${MARIADB_TUNING[@]}" >>"$SB_LOG/mariadb-install.log" 2>&1 ||
+            "${tuning[@]}" >>"$SB_LOG/mariadb-install.log" 2>&1 ||
             die "mariadb-install-db failed; see $SB_LOG/mariadb-install.log"
         touch "$SB_DB/.initialized"
     fi
     # --no-defaults must come first: it keeps /etc/mysql/*.cnf out.
     spawn mariadbd mariadbd --no-defaults --datadir="$SB_DB" \
         --socket="$MYSQL_SOCKET" --pid-file="$SB_RUN/mariadbd.pid" \
-        --log-error="$SB_LOG/mariadbd.log" --skip-networking --user=root "${MARIADB_TUNING[@]}"
+        --log-error="$SB_LOG/mariadbd.log" --skip-networking --user=root "${tuning[@]}"
     wait_until "$TIMEOUT" "mariadbd to answer" \
         mariadb --no-defaults --socket="$MYSQL_SOCKET" --user=root --execute='SELECT 1'
+}
+
+# slurmdbd's database exists before slurmdbd first starts. slurmdbd would create it itself,
+# but with the MariaDB client of Debian 13 (Connector/C 3.4, MariaDB 11.8) its reconnection
+# after "Unknown database" leaves a handle on which every query fails ("Number of columns in
+# result ... exceeds maximum allowed"), and it exits at once. Harmless where it does not.
+after_ready_mariadbd() {
+    mariadb --no-defaults --socket="$MYSQL_SOCKET" --user=root \
+        --execute="CREATE DATABASE IF NOT EXISTS \`$ACCT_DB_NAME\`" ||
+        die "could not create database $ACCT_DB_NAME; see $SB_LOG/mariadbd.log"
 }
 
 # --- the controller's host (several nodes only) -------------------------------------------------

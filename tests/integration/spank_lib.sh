@@ -35,7 +35,8 @@ run_exit_actions() {
 slurm_config_value() {
     local out
     out=$(scontrol show config) || fail "scontrol show config failed"
-    awk -v k="$1" '$1 == k && !done { sub(/^[^=]*= */, ""); print; done = 1 }' <<<"$out"
+    # Slurm 24.11 shows keys that may hold several values with an index: "Prolog[0] = ...".
+    awk -v k="$1" '($1 == k || $1 == k "[0]") && !done { sub(/^[^=]*= */, ""); print; done = 1 }' <<<"$out"
 }
 
 # Sets PLUGSTACK (the sandbox's plugstack.conf) and PLUGIN_LINE (its line for spank_accel.so).

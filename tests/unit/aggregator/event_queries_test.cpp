@@ -2,18 +2,11 @@
 // CURVE, asked the way accel-agentd asks them: who may see a job, a held ask
 // answered by the commit that brings its job's next event (and not by
 // another job's), the hold's end, answers in batches, and what is refused.
-#include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <fstream>
 #include <optional>
-#include <zmq.hpp>
 
-#include "accel/aggregator/server.h"
-#include "accel/common/safe_file.h"
 #include "accel/schemas/query_generated.h"
+#include "server_fixture.h"
 
 namespace accel::aggregator {
 namespace {
@@ -39,25 +32,12 @@ struct AskArgs {
   std::string node{};
 };
 
-class EventQueriesTest : public ::testing::Test {
+class EventQueriesTest : public test::ServerFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-queries-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    ASSERT_TRUE(makeDirectory(dir_ + "/nodes", 0755).ok());
-    server_keys_ = *event::generateCurveKeyPair();
-    node_keys_ = *event::generateCurveKeyPair();
-    std::ofstream(dir_ + "/nodes/n1.pub") << node_keys_.public_key << "\n";
-    store_ = std::move(Store::open(dir_ + "/events.db", Store::Mode::kReadWrite).value());
-    ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
-    ASSERT_TRUE(ingestor_->load().ok());
-  }
   void TearDown() override {
     events_.reset();
     asker_.reset();
-    server_.reset();
-    (void)removeTree(dir_);
+    ServerFixture::TearDown();
   }
   void start(std::chrono::milliseconds hold = 20s) {
     const std::string ep = "ipc://" + dir_ + "/agg.sock", query = "ipc://" + dir_ + "/query.sock";
@@ -70,15 +50,6 @@ class EventQueriesTest : public ::testing::Test {
     server_ = std::move(*s);
     events_ = dealer(ep, node_keys_);
     asker_ = dealer(query, node_keys_);
-  }
-  std::unique_ptr<zmq::socket_t> dealer(const std::string& ep, const event::CurveKeyPair& keys) {
-    auto d = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::dealer);
-    d->set(zmq::sockopt::linger, 0);
-    d->set(zmq::sockopt::curve_serverkey, server_keys_.public_key);
-    d->set(zmq::sockopt::curve_publickey, keys.public_key);
-    d->set(zmq::sockopt::curve_secretkey, keys.secret_key);
-    d->connect(ep);
-    return d;
   }
   // Sends one event of n1 and polls the server until it is acknowledged.
   void record(const event::Event& e) {
@@ -129,13 +100,6 @@ class EventQueriesTest : public ::testing::Test {
     return std::nullopt;
   }
 
-  std::string dir_;
-  event::CurveKeyPair server_keys_, node_keys_;
-  Metrics metrics_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<Ingestor> ingestor_;
-  std::unique_ptr<Server> server_;
-  zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> events_, asker_;
   uint64_t seq_ = 0, ask_id_ = 0;
 };

@@ -8,46 +8,25 @@
 #include <map>
 #include <zmq.hpp>
 
-#include "accel/aggregator/server.h"
-#include "accel/common/safe_file.h"
-#include <sys/stat.h>
-#include <unistd.h>
+#include "server_fixture.h"
 
 namespace accel::aggregator {
 namespace {
 
 using namespace std::chrono_literals;
 
-class ServerTest : public ::testing::Test {
+class ServerTest : public test::ServerFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-server-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    ASSERT_TRUE(makeDirectory(dir_ + "/nodes", 0755).ok());
-    server_keys_ = *event::generateCurveKeyPair();
-    node_keys_ = *event::generateCurveKeyPair();
-    std::ofstream(dir_ + "/nodes/n1.pub") << node_keys_.public_key << "\n";
-    store_ = std::move(Store::open(dir_ + "/events.db", Store::Mode::kReadWrite).value());
-    ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
-    ASSERT_TRUE(ingestor_->load().ok());
-  }
   void TearDown() override {
     dealer_.reset();
-    server_.reset();
-    (void)removeTree(dir_);
+    ServerFixture::TearDown();
   }
   void start(size_t batch_max, std::chrono::milliseconds batch_wait) {
     std::string ep = "ipc://" + dir_ + "/agg.sock";
     auto s = Server::start({ep, server_keys_, dir_ + "/nodes", 64 * 1024, batch_max, batch_wait}, *ingestor_, metrics_);
     ASSERT_TRUE(s.ok()) << s.error().message();
     server_ = std::move(*s);
-    dealer_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::dealer);
-    dealer_->set(zmq::sockopt::linger, 0);
-    dealer_->set(zmq::sockopt::curve_serverkey, server_keys_.public_key);
-    dealer_->set(zmq::sockopt::curve_publickey, node_keys_.public_key);
-    dealer_->set(zmq::sockopt::curve_secretkey, node_keys_.secret_key);
-    dealer_->connect(ep);
+    dealer_ = dealer(ep, node_keys_);
   }
   void send(uint64_t first, uint64_t last) {
     for (uint64_t q = first; q <= last; ++q)
@@ -69,13 +48,6 @@ class ServerTest : public ::testing::Test {
   }
   size_t stored() { return store_->readEvents({std::nullopt, std::nullopt, 0, 1000})->size(); }
 
-  std::string dir_;
-  event::CurveKeyPair server_keys_, node_keys_;
-  Metrics metrics_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<Ingestor> ingestor_;
-  std::unique_ptr<Server> server_;
-  zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> dealer_;
 };
 

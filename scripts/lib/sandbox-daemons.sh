@@ -74,7 +74,12 @@ MARIADB_TUNING=(--innodb-log-file-size=64M --innodb-lock-wait-timeout=900
 
 start_mariadbd() {
     slurm_version_choices
-    local -a tuning=(--innodb-buffer-pool-size="$MARIADB_BUFFER_POOL" "${MARIADB_TUNING[@]}")
+    # A temporary directory of this sandbox's own: MariaDB names its temporary files by pid,
+    # and a node's namespaces (several nodes) or another sandbox may run a MariaDB with the
+    # same pid at the same time (seen with two sandboxes in one Debian 13 root).
+    mkdir -p "$SB_RUN/mariadb-tmp"
+    local -a tuning=(--innodb-buffer-pool-size="$MARIADB_BUFFER_POOL" --tmpdir="$SB_RUN/mariadb-tmp"
+        "${MARIADB_TUNING[@]}")
     # The marker is written last, so a half-finished initialisation is redone, not trusted.
     if [[ ! -e $SB_DB/.initialized ]]; then
         say "initialising MariaDB datadir (first start)"

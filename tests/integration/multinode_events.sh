@@ -41,6 +41,15 @@ on() {
     "$SANDBOX_SCRIPT" exec "$node" runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" accelctl "$@"
 }
 
+# refused NODE USER ARGS...: runs `on` expecting a refusal; sets rc (its exit code) and err
+# (what it printed on stderr).
+refused() {
+    set +e
+    err=$(on "$@" 2>&1 >/dev/null)
+    rc=$?
+    set -e
+}
+
 # --- 1. a finished job's events from a node it never ran on --------------------------------------
 submit -J "$tag-done" -w "$first" -o /dev/null <<'SCRIPT'
 #!/bin/bash
@@ -68,17 +77,11 @@ expect_eq "root on $second sees as many events as the owner" "$(wc -l <<<"$out")
 log "ok: $(wc -l <<<"$out") events of job $done_job through $third's agent"
 
 # --- 2. refusals ---------------------------------------------------------------------------------
-set +e
-err=$(on "$third" nobody events --job "$done_job" 2>&1 >/dev/null)
-rc=$?
-set -e
+refused "$third" nobody events --job "$done_job"
 expect_eq "another user's exit code" 5 "$rc"
 [[ $err == "accelctl: events: no events of job $done_job of yours are recorded" ]] ||
     fail "another user was told: '$err'"
-set +e
-err=$(on "$third" "$TEST_USER" events --job 999999 2>&1 >/dev/null)
-rc=$?
-set -e
+refused "$third" "$TEST_USER" events --job 999999
 expect_eq "a job without events: exit code" 5 "$rc"
 
 # --- 3. --follow is a subscription -----------------------------------------------------------------
@@ -138,10 +141,7 @@ until [[ $(cat "$dir"/follow[234].out | grep -c " epilog_finished ") == 3 ]]; do
     ((SECONDS <= deadline)) || fail "three more followers did not all start: $(cat "$dir"/follow[234].out)"
     sleep 0.2
 done
-set +e
-err=$(on "$third" "$TEST_USER" events --job "$HELD_JOB" 2>&1 >/dev/null)
-rc=$?
-set -e
+refused "$third" "$TEST_USER" events --job "$HELD_JOB"
 expect_eq "a fifth call of the same user: exit code" 3 "$rc"
 [[ $err == *"too many events calls on this node now (4 per user, 64 in all)"* ]] ||
     fail "a fifth call was told: '$err'"

@@ -82,10 +82,12 @@ agent_pid() {
 }
 
 # True while process $1 exists and is not a zombie (an exited daemon may wait a while for
-# its new parent to reap it).
+# its new parent to reap it). Not $(<file): a file that cannot be opened there is an
+# expansion error, which ends a non-interactive shell; a process reaped at once (a PID
+# namespace's init reaps without delay) removes its /proc entry between two looks.
 process_alive() {
     local stat
-    stat=$(<"/proc/$1/stat") 2>/dev/null || return 1
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
     stat=${stat##*) }
     [[ ${stat:0:1} != Z ]]
 }

@@ -9,8 +9,9 @@
 # recipe (raise it when slurm_root_prepare changes), makes a new root, and the old ones are
 # removed then. Making one takes about a minute and 1.6 GB.
 #
-# in_slurm_root runs a command inside: chroot plus a mount, PID, IPC and UTS namespace of its
-# own, with /proc, /sys and /dev, a fresh /tmp and /run, the host's /etc/hosts and
+# in_slurm_root runs a command inside: the root as the root of a mount namespace of its own
+# (pivot_root), with PID, IPC and UTS namespaces of its own too; /proc, /sys and /dev, a
+# fresh /tmp and /run, the host's /etc/hosts and
 # resolv.conf (the node's name resolves as on the host), and the checkout bind-mounted at its
 # own path, so the build tree and the sandbox under it have the same paths inside and out. The
 # network is the host's: the one-node sandbox binds loopback ports it picked free there. Every
@@ -94,7 +95,7 @@ in_slurm_root() {
         root=$1 repo=$2
         shift 2
         # The root a mount point of its own, as / is: `ip netns` (and anything else that
-        # changes the propagation of /) refuses a chroot that is not one.
+        # changes the propagation of /) refuses a root that is not one, and so does pivot_root.
         mount --bind "$root" "$root"
         mount -t proc proc "$root/proc"
         mount --rbind /sys "$root/sys"
@@ -106,8 +107,17 @@ in_slurm_root() {
         mount --bind "$repo" "$root$repo"
         cp /etc/hosts "$root/etc/hosts"
         cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+        # pivot_root, not only chroot: the root becomes the mount namespace'"'"'s own, so a
+        # process that later enters a namespace made inside (nsenter --mount, as the
+        # sandbox'"'"'s nodes are entered) lands in it, not in the host'"'"'s file system.
+        mkdir -p "$root/.host-root"
+        cd "$root"
+        pivot_root . .host-root
+        cd /
+        umount -l /.host-root
+        rmdir /.host-root
         set +e
-        chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
+        /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
             PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
             ACCEL_FUZZ_SECONDS="${ACCEL_FUZZ_SECONDS:-}" CI="${CI:-}" "$@"
     ' _ "$root" "$repo" "$@"

@@ -180,6 +180,13 @@ expect_node_in_service() {
     [[ $reason == none ]] || fail "node has a reason set: '$reason' (state $state)"
     jobs=$(squeue -h -o %A | tr '\n' ' ')
     if [[ -z ${jobs// /} ]]; then
+        # The last job may have left the queue while the node still completes it (Slurm
+        # 24.11 shows this for longer than 22.05): completing must turn idle, and soon.
+        local deadline=$((SECONDS + 10))
+        while [[ $state == completing ]] && ((SECONDS <= deadline)); do
+            sleep 0.2
+            state=$(sinfo -h -o %T) || fail "sinfo failed"
+        done
         expect_eq "node state with no job queued" idle "$state"
     else
         log "ok: node is $state (jobs queued or completing: $jobs)"

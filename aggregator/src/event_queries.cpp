@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 #include <zmq.hpp>
 
 #include "accel/aggregator/event_json.h"
@@ -41,13 +42,17 @@ struct Held {
   Clock::time_point since;
 };
 
-// An ask's bytes, verified; nullopt for anything else.
+// An ask's bytes, verified; nullopt for anything else. Copied first:
+// FlatBuffers reads offsets in place and wants them aligned, and a ZeroMQ
+// message's data need not be (an ask is small).
 std::optional<Ask> parseAsk(const zmq::message_t& m) {
-  const auto* data = static_cast<const uint8_t*>(m.data());
+  const auto* raw = static_cast<const uint8_t*>(m.data());
+  const std::vector<uint8_t> bytes(raw, raw + m.size());
+  const uint8_t* data = bytes.data();
   flatbuffers::Verifier::Options vo;
   vo.max_depth = 8;
   vo.max_tables = 64;
-  flatbuffers::Verifier v(data, m.size(), vo);
+  flatbuffers::Verifier v(data, bytes.size(), vo);
   if (!fb::MessageBufferHasIdentifier(data) || !fb::VerifyMessageBuffer(v)) return std::nullopt;
   const auto* a = fb::GetMessage(data)->body_as_EventsAsk();
   if (!a) return std::nullopt;

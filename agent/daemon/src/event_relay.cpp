@@ -141,8 +141,12 @@ struct EventRelay::Impl {
     for (int n = 0; n < 256; ++n) {
       zmq::message_t m;
       if (!dealer.recv(m, zmq::recv_flags::dontwait)) return;
-      const auto* data = static_cast<const uint8_t*>(m.data());
-      flatbuffers::Verifier v(data, m.size());
+      // Copied: FlatBuffers wants its offsets aligned, a ZeroMQ message's data
+      // need not be.
+      const auto* raw = static_cast<const uint8_t*>(m.data());
+      const std::vector<uint8_t> bytes(raw, raw + m.size());
+      const uint8_t* data = bytes.data();
+      flatbuffers::Verifier v(data, bytes.size());
       if (m.more() || !q::MessageBufferHasIdentifier(data) || !q::VerifyMessageBuffer(v)) continue;
       const auto* a = q::GetMessage(data)->body_as_EventsAnswer();
       if (!a || a->id() == 0) continue;

@@ -85,8 +85,10 @@ class EventQueriesTest : public test::ServerFixture {
     while (std::chrono::steady_clock::now() < deadline) {
       zmq::message_t m;
       if (s.recv(m, zmq::recv_flags::dontwait)) {
-        const auto* data = static_cast<const uint8_t*>(m.data());
-        flatbuffers::Verifier v(data, m.size());
+        const auto* raw = static_cast<const uint8_t*>(m.data());
+        const std::vector<uint8_t> bytes(raw, raw + m.size());  // aligned, as FlatBuffers wants
+        const uint8_t* data = bytes.data();
+        flatbuffers::Verifier v(data, bytes.size());
         EXPECT_TRUE(q::VerifyMessageBuffer(v));
         const auto* a = q::GetMessage(data)->body_as_EventsAnswer();
         if (!a) return std::nullopt;

@@ -72,6 +72,6 @@ while [[ -e $run_dir/jobs/$JOB_ID ]] ||
 done
 log "ok: directory and record of job $JOB_ID are gone"
 state=$(sinfo -h -o %T)
-[[ $state =~ ^(idle|mixed|allocated)$ ]] || fail "node is '$state' after the job (drained or down?)"
+[[ $state =~ ^(idle|mixed|allocated|planned)$ ]] || fail "node is '$state' after the job (drained or down?)"
 log "ok: node is $state, in service"
 log "PASS"

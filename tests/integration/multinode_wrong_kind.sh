@@ -46,7 +46,7 @@ chown "$TEST_USER" "$dir"
 node_state() { sinfo -h -n "$1" -o '%T'; }
 node_reason() { sinfo -h -n "$1" -o '%E'; }
 drained() { [[ $(node_state "$1") == drain* ]]; }
-in_service() { [[ $(node_state "$1") =~ ^(idle|mixed|allocated)$ ]]; }
+in_service() { [[ $(node_state "$1") =~ ^(idle|mixed|allocated|planned)$ ]]; }
 wait_for() {
     local limit=$1 what=$2 deadline=$((SECONDS + $1))
     shift 2

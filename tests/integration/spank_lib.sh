@@ -175,7 +175,8 @@ expect_node_in_service() {
     local state reason jobs
     state=$(sinfo -h -o %T) || fail "sinfo failed"
     reason=$(sinfo -h -o %E)
-    [[ $state =~ ^(idle|mixed|allocated|completing)$ ]] ||
+    # planned: the backfill scheduler holds the node for a pending job, in service.
+    [[ $state =~ ^(idle|mixed|allocated|completing|planned)$ ]] ||
         fail "node state is '$state' (reason: $reason); it must never be drained or down"
     [[ $reason == none ]] || fail "node has a reason set: '$reason' (state $state)"
     jobs=$(squeue -h -o %A | tr '\n' ' ')

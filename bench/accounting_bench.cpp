@@ -104,8 +104,8 @@ class SacctProbe {
       setenv("SLURM_CONF", conf_.c_str(), 1);
       int null = ::open("/dev/null", O_WRONLY);
       dup2(null, 1), dup2(null, 2);
-      execlp("sacct", "sacct", "-n", "-X", "-P", "-o", "JobID,AdminComment", "-j", std::to_string(job_).c_str(),
-             nullptr);
+      execlp("sacct", "sacct", "-n", "-X", "-P", "-o", "JobID,AdminComment", "-j",
+             std::to_string(job_).c_str(), nullptr);
       _exit(127);
     }
     int status = 0;
@@ -147,8 +147,8 @@ class Fleet {
     auto server = accel::event::loadPublicKey(dir + "/aggregator.pub");
     if (!server.ok()) die(server.error().message());
     for (size_t i = 0; i < n; ++i) {
-      auto box = accel::bench::startSimulatedNode(nodeName(i), dir + "/keys", dir + "/spool/" + nodeName(i), endpoint,
-                                                  *server);
+      auto box = accel::bench::startSimulatedNode(nodeName(i), dir + "/keys",
+                                                  dir + "/spool/" + nodeName(i), endpoint, *server);
       if (!box.ok()) die(box.error().message());
       boxes_.push_back(std::move(*box));
     }
@@ -157,7 +157,8 @@ class Fleet {
     if (!boxes_[n]->publish(e).ok()) die(boxes_[n]->node() + ": publish refused");
   }
   bool drained() const {
-    return std::all_of(boxes_.begin(), boxes_.end(), [](const auto& b) { return b->stats().backlog == 0; });
+    return std::all_of(boxes_.begin(), boxes_.end(),
+                       [](const auto& b) { return b->stats().backlog == 0; });
   }
   size_t size() const { return boxes_.size(); }
 
@@ -169,9 +170,15 @@ class Fleet {
 void runJob(Fleet& fleet, size_t node, uint32_t job, uint32_t restart, const std::string& kind) {
   using namespace accel::event;
   const std::string name = nodeName(node);
-  fleet.publish(node, PrologStarted{.job_id = job, .uid = 1000, .user = "sim", .node_list = name, .node_count = 1,
+  fleet.publish(node, PrologStarted{.job_id = job,
+                                    .uid = 1000,
+                                    .user = "sim",
+                                    .node_list = name,
+                                    .node_count = 1,
                                     .restart_count = restart});
-  fleet.publish(node, PrologFinished{.job_id = job, .devices = {"0", "1"}, .duration_us = 900, .accel_kind = kind});
+  fleet.publish(
+      node,
+      PrologFinished{.job_id = job, .devices = {"0", "1"}, .duration_us = 900, .accel_kind = kind});
   fleet.publish(node, StepStarted{.job_id = job, .step_id = 0, .name = "train"});
   fleet.publish(node, TaskStarted{.job_id = job, .step_id = 0, .task_id = 0, .pid = 4242});
   fleet.publish(node, TaskEnded{.job_id = job, .step_id = 0, .task_id = 0});
@@ -208,7 +215,8 @@ class Bench {
     SacctProbe probe(o_.slurm_conf, jobs_.front());
     std::vector<double> idle;
     for (int i = 0; i < 20; ++i) idle.push_back(probe.once()), std::this_thread::sleep_for(100ms);
-    std::printf("accounting: idle sacct_p50=%.1f sacct_max=%.1f\n", percentile(idle, 0.5), percentile(idle, 1.0));
+    std::printf("accounting: idle sacct_p50=%.1f sacct_max=%.1f\n", percentile(idle, 0.5),
+                percentile(idle, 1.0));
     auto capacity = pass("capacity", "gpu", probe);
     tidy(capacity);
     auto rate = pass("rate", "ipu", probe);
@@ -220,13 +228,15 @@ class Bench {
     j["jobs_per_s"] = o_.jobs_per_s;
     j["idle_sacct_ms"] = {{"p50", percentile(idle, 0.5)}, {"max", percentile(idle, 1.0)}};
     for (const auto& r : {capacity, rate})
-      j["passes"][r.name] = {{"written_per_s", r.written_per_s},
-                             {"drain_s", r.drain_s},
-                             {"pending_peak", r.pending_peak},
-                             {"sacct_ms", {{"p50", percentile(r.sacct_ms, 0.5)}, {"max", percentile(r.sacct_ms, 1.0)}}},
-                             {"correct", r.correct},
-                             {"wrong", r.wrong},
-                             {"wrong_examples", r.wrong_examples}};
+      j["passes"][r.name] = {
+          {"written_per_s", r.written_per_s},
+          {"drain_s", r.drain_s},
+          {"pending_peak", r.pending_peak},
+          {"sacct_ms",
+           {{"p50", percentile(r.sacct_ms, 0.5)}, {"max", percentile(r.sacct_ms, 1.0)}}},
+          {"correct", r.correct},
+          {"wrong", r.wrong},
+          {"wrong_examples", r.wrong_examples}};
     j["writes_per_s"] = o_.writes_per_s;
     j["batch"] = o_.batch;
     j["connections"] = o_.connections;
@@ -243,12 +253,15 @@ class Bench {
     char tmpl[] = "/tmp/accel-acct-XXXXXX";
     if (!mkdtemp(tmpl)) die("mkdtemp");
     dir_ = tmpl;
-    for (const auto& d : {dir_ + "/keys", dir_ + "/nodes", dir_ + "/spool"}) (void)accel::makeDirectory(d, 0700);
+    for (const auto& d : {dir_ + "/keys", dir_ + "/nodes", dir_ + "/spool"})
+      (void)accel::makeDirectory(d, 0700);
     auto server = accel::event::generateCurveKeyPair();
-    if (!server.ok() || !accel::event::writeKeyPair(dir_ + "/aggregator", *server).ok()) die("server keys");
+    if (!server.ok() || !accel::event::writeKeyPair(dir_ + "/aggregator", *server).ok())
+      die("server keys");
     for (size_t i = 0; i < o_.nodes; ++i) {
       auto keys = accel::event::generateCurveKeyPair();
-      if (!keys.ok() || !accel::event::writeKeyPair(dir_ + "/keys/" + nodeName(i), *keys).ok()) die("node keys");
+      if (!keys.ok() || !accel::event::writeKeyPair(dir_ + "/keys/" + nodeName(i), *keys).ok())
+        die("node keys");
       std::ofstream(dir_ + "/nodes/" + nodeName(i) + ".pub") << keys->public_key << "\n";
     }
     endpoint_ = "tcp://127.0.0.1:" + std::to_string(port);
@@ -258,17 +271,19 @@ class Bench {
   }
   void writeConfig(bool write, uint32_t rate, uint32_t batch) {
     std::ofstream c(dir_ + "/agg.conf");
-    c << "Listen=" << endpoint_ << "\nSecretKeyFile=" << dir_ << "/aggregator.key\nAllowListDir=" << dir_
-      << "/nodes\nDatabase=" << dir_ << "/events.db\nMetricsAddress=127.0.0.1:" << metrics_port_ << "\nWriteComments="
-      << (write ? "yes" : "no") << "\nClusterName=" << o_.cluster << "\nSlurmConf=" << o_.slurm_conf
-      << "\nLogLevel=warning\n";
+    c << "Listen=" << endpoint_ << "\nSecretKeyFile=" << dir_
+      << "/aggregator.key\nAllowListDir=" << dir_ << "/nodes\nDatabase=" << dir_
+      << "/events.db\nMetricsAddress=127.0.0.1:" << metrics_port_
+      << "\nWriteComments=" << (write ? "yes" : "no") << "\nClusterName=" << o_.cluster
+      << "\nSlurmConf=" << o_.slurm_conf << "\nLogLevel=warning\n";
     if (rate) c << "CommentWritesPerSecond=" << rate << "\n";
     if (batch) c << "CommentBatchSize=" << batch << "\n";
     if (o_.connections) c << "CommentConnections=" << o_.connections << "\n";
   }
   pid_t startAggregator(uint16_t port) {
     pid_t pid = spawn({o_.aggregatord, "--config", dir_ + "/agg.conf"}, dir_ + "/aggregator.log");
-    if (!waitFor([&] { return accepts(port); }, 60s)) die("the aggregator does not listen; see " + dir_);
+    if (!waitFor([&] { return accepts(port); }, 60s))
+      die("the aggregator does not listen; see " + dir_);
     return pid;
   }
   void stopAggregator(pid_t pid, int sig) {
@@ -277,7 +292,8 @@ class Bench {
   }
   int64_t count(const std::string& sql) {
     sqlite3* db = nullptr;
-    if (sqlite3_open_v2((dir_ + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2((dir_ + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
+        SQLITE_OK) {
       sqlite3_close(db);
       return -1;
     }
@@ -345,7 +361,8 @@ class Bench {
       probe.start();
       const int64_t t0 = wallNs();
       agg = startAggregator(port);
-      if (!waitFor([&] { return pending() == 0; }, 1800s)) die("capacity: the queue did not drain; see " + dir_);
+      if (!waitFor([&] { return pending() == 0; }, 1800s))
+        die("capacity: the queue did not drain; see " + dir_);
       r.drain_s = static_cast<double>(wallNs() - t0) / 1e9;
       r.written_per_s = static_cast<double>(jobs) / r.drain_s;
     } else {
@@ -373,11 +390,12 @@ class Bench {
     r.sacct_ms = probe.stop();
     verify(kind, r);
     stopAggregator(agg, SIGTERM);
-    std::printf("accounting: pass=%s jobs=%zu requeued=%zu written_per_s=%.0f drain=%.1f pending_peak=%lld "
-                "sacct_p50=%.1f sacct_max=%.1f correct=%zu wrong=%zu\n",
-                name.c_str(), jobs_.size(), requeued(), r.written_per_s, r.drain_s,
-                static_cast<long long>(r.pending_peak), percentile(r.sacct_ms, 0.5), percentile(r.sacct_ms, 1.0),
-                r.correct, r.wrong);
+    std::printf(
+        "accounting: pass=%s jobs=%zu requeued=%zu written_per_s=%.0f drain=%.1f pending_peak=%lld "
+        "sacct_p50=%.1f sacct_max=%.1f correct=%zu wrong=%zu\n",
+        name.c_str(), jobs_.size(), requeued(), r.written_per_s, r.drain_s,
+        static_cast<long long>(r.pending_peak), percentile(r.sacct_ms, 0.5),
+        percentile(r.sacct_ms, 1.0), r.correct, r.wrong);
     for (const auto& w : r.wrong_examples) std::printf("accounting: wrong: %s\n", w.c_str());
     std::fflush(stdout);
     return r;
@@ -386,19 +404,22 @@ class Bench {
   // Every job's comment, read back from slurmdbd.
   void verify(const std::string& kind, PassResult& r) {
     for (size_t from = 0; from < jobs_.size(); from += 500) {
-      std::vector<uint32_t> ids(jobs_.begin() + static_cast<long>(from),
-                                jobs_.begin() + static_cast<long>(std::min(jobs_.size(), from + 500)));
+      std::vector<uint32_t> ids(
+          jobs_.begin() + static_cast<long>(from),
+          jobs_.begin() + static_cast<long>(std::min(jobs_.size(), from + 500)));
       auto comments = accounting_->adminComments(ids);
       if (!comments.ok()) die("reading the comments back: " + comments.error().message());
       for (size_t k = 0; k < ids.size(); ++k) {
         const size_t i = from + k;
         auto it = comments->find(ids[k]);
-        std::string why = check(i, kind, it == comments->end() ? nullptr : &it->second.admin_comment);
+        std::string why =
+            check(i, kind, it == comments->end() ? nullptr : &it->second.admin_comment);
         if (why.empty()) {
           ++r.correct;
         } else {
           ++r.wrong;
-          if (r.wrong_examples.size() < 5) r.wrong_examples.push_back("job " + std::to_string(ids[k]) + ": " + why);
+          if (r.wrong_examples.size() < 5)
+            r.wrong_examples.push_back("job " + std::to_string(ids[k]) + ": " + why);
         }
       }
     }
@@ -406,14 +427,17 @@ class Bench {
   std::string check(size_t i, const std::string& kind, const std::string* comment) {
     if (!comment) return "no record in slurmdbd";
     size_t segments = 0;
-    for (size_t at = 0; (at = comment->find("accel=", at)) != std::string::npos; at += 6) ++segments;
+    for (size_t at = 0; (at = comment->find("accel=", at)) != std::string::npos; at += 6)
+      ++segments;
     if (segments != 1) return std::to_string(segments) + " accel segments: " + *comment;
-    auto j = nlohmann::json::parse(accel::aggregator::extractAccelSegment(*comment), nullptr, false);
+    auto j =
+        nlohmann::json::parse(accel::aggregator::extractAccelSegment(*comment), nullptr, false);
     if (j.is_discarded()) return "segment is not JSON: " + *comment;
     std::set<std::string> nodes{nodeName(i % o_.nodes)};
     if (isRequeued(i)) nodes.insert(nodeName((i + 1) % o_.nodes));
-    const bool ok = j.value("v", 0) == 1 && j.value("result", "") == "ok" && j.value("accel", "") == kind &&
-                    j.value("count", 0) == 2 && j.value("nodes", std::set<std::string>{}) == nodes &&
+    const bool ok = j.value("v", 0) == 1 && j.value("result", "") == "ok" &&
+                    j.value("accel", "") == kind && j.value("count", 0) == 2 &&
+                    j.value("nodes", std::set<std::string>{}) == nodes &&
                     !j.contains("missing_nodes") &&
                     (isRequeued(i) ? j.value("restarts", 0) == 1 : !j.contains("restarts"));
     return ok ? "" : "unexpected summary: " + *comment;
@@ -436,21 +460,36 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) die(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--aggregatord") o.aggregatord = value();
-    else if (a == "--slurm-conf") o.slurm_conf = value();
-    else if (a == "--cluster") o.cluster = value();
-    else if (a == "--jobs-file") o.jobs_file = value();
-    else if (a == "--nodes") o.nodes = std::stoul(value());
-    else if (a == "--jobs-per-s") o.jobs_per_s = std::stod(value());
-    else if (a == "--requeue-every") o.requeue_every = std::stoul(value());
-    else if (a == "--requeue-after") o.requeue_after_s = std::stoi(value());
-    else if (a == "--writes-per-s") o.writes_per_s = static_cast<uint32_t>(std::stoul(value()));
-    else if (a == "--batch") o.batch = static_cast<uint32_t>(std::stoul(value()));
-    else if (a == "--connections") o.connections = static_cast<uint32_t>(std::stoul(value()));
-    else if (a == "--json") o.json_out = value();
-    else die("unknown argument " + a);
+    if (a == "--aggregatord")
+      o.aggregatord = value();
+    else if (a == "--slurm-conf")
+      o.slurm_conf = value();
+    else if (a == "--cluster")
+      o.cluster = value();
+    else if (a == "--jobs-file")
+      o.jobs_file = value();
+    else if (a == "--nodes")
+      o.nodes = std::stoul(value());
+    else if (a == "--jobs-per-s")
+      o.jobs_per_s = std::stod(value());
+    else if (a == "--requeue-every")
+      o.requeue_every = std::stoul(value());
+    else if (a == "--requeue-after")
+      o.requeue_after_s = std::stoi(value());
+    else if (a == "--writes-per-s")
+      o.writes_per_s = static_cast<uint32_t>(std::stoul(value()));
+    else if (a == "--batch")
+      o.batch = static_cast<uint32_t>(std::stoul(value()));
+    else if (a == "--connections")
+      o.connections = static_cast<uint32_t>(std::stoul(value()));
+    else if (a == "--json")
+      o.json_out = value();
+    else
+      die("unknown argument " + a);
   }
-  if (o.aggregatord.empty() || o.slurm_conf.empty() || o.cluster.empty() || o.jobs_file.empty() || o.nodes < 2)
-    die("usage: accounting_bench --aggregatord PATH --slurm-conf FILE --cluster NAME --jobs-file FILE [...]");
+  if (o.aggregatord.empty() || o.slurm_conf.empty() || o.cluster.empty() || o.jobs_file.empty() ||
+      o.nodes < 2)
+    die("usage: accounting_bench --aggregatord PATH --slurm-conf FILE --cluster NAME --jobs-file "
+        "FILE [...]");
   return Bench(std::move(o)).run();
 }

@@ -28,12 +28,13 @@ class InProcessAggregator {
       node_keys_.push_back(*event::generateCurveKeyPair());
       std::ofstream(dir_ + "/nodes/" + n + ".pub") << node_keys_.back().public_key << "\n";
     }
-    store_ = aggregator::Store::open(dir_ + "/events.db", aggregator::Store::Mode::kReadWrite).value();
+    store_ =
+        aggregator::Store::open(dir_ + "/events.db", aggregator::Store::Mode::kReadWrite).value();
     ingestor_ = std::make_unique<aggregator::Ingestor>(*store_, metrics_, 64 * 1024);
     if (!ingestor_->load().ok()) std::abort();
     // The daemon's defaults (accel-aggregator.conf): batches of up to 8192 frames, 5 ms open.
-    auto server = aggregator::Server::start({endpoint(), server_keys_, dir_ + "/nodes", 64 * 1024, 8192},
-                                            *ingestor_, metrics_);
+    auto server = aggregator::Server::start(
+        {endpoint(), server_keys_, dir_ + "/nodes", 64 * 1024, 8192}, *ingestor_, metrics_);
     if (!server.ok()) std::fprintf(stderr, "%s\n", server.error().message().c_str()), std::abort();
     server_ = std::move(*server);
     thread_ = std::thread([this] {

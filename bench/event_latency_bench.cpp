@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "aggregator_fixture.h"
 #include "accel/events/outbox.h"
+#include "aggregator_fixture.h"
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -54,14 +54,16 @@ int main(int argc, char** argv) {
   auto start = Clock::now();
   auto period = std::chrono::duration<double>(1.0 / rate);
   for (size_t i = 0; i < n; ++i) {
-    std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(period * double(i)));
+    std::this_thread::sleep_until(start +
+                                  std::chrono::duration_cast<Clock::duration>(period * double(i)));
     sent[i] = Clock::now();
     if (!(*box)->publish(accel::event::TaskStarted{1, 0, uint32_t(i), 1}).ok()) return 1;
     published = i + 1;
   }
   watcher.join();
   std::vector<double> ms(n);
-  for (size_t i = 0; i < n; ++i) ms[i] = std::chrono::duration<double, std::milli>(acked[i] - sent[i]).count();
+  for (size_t i = 0; i < n; ++i)
+    ms[i] = std::chrono::duration<double, std::milli>(acked[i] - sent[i]).count();
   std::sort(ms.begin(), ms.end());
   const auto st = (*box)->stats();
   nlohmann::ordered_json j;

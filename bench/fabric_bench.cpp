@@ -76,8 +76,8 @@ json timeIpCommands(int jobs) {
       const std::string addr = "10.9.1." + std::to_string(n + 1) + "/24";
       set += "ip link set " + nic + " mtu 9000 up && ip addr add " + addr + " dev " + nic +
              " && ip route append 10.10.0.0/16 dev " + nic + " && ";
-      unset += "ip addr del " + addr + " dev " + nic + " && ip link set " + nic +
-               " mtu 1500 down && ";
+      unset +=
+          "ip addr del " + addr + " dev " + nic + " && ip link set " + nic + " mtu 1500 down && ";
     }
     auto t0 = Clock::now();
     bool ok = shell(set + "true");

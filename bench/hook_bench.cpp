@@ -32,10 +32,10 @@
 
 namespace {
 
-using nlohmann::json;
 using accel::bench::latencySummary;
 using accel::bench::slurmJobEnv;
 using accel::bench::timedRun;
+using nlohmann::json;
 
 struct Args {
   std::string agentd, accelctl, topology, baseline_dir, hw_mock, run_parent;
@@ -65,7 +65,8 @@ double cpuSeconds(pid_t pid) {
     pos = next + 1;
   }
   // utime and stime are fields 14 and 15 (1-based); fields[] starts at field 3.
-  return (std::stod(fields[11]) + std::stod(fields[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return (std::stod(fields[11]) + std::stod(fields[12])) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 json hookRuns(accel::testing::AgentHarness& h, const Args& a) {
@@ -85,10 +86,17 @@ json hookRuns(accel::testing::AgentHarness& h, const Args& a) {
     std::vector<std::thread> ts;
     std::vector<double> lat(8);
     for (int k = 0; k < 8; ++k)
-      ts.emplace_back([&, k] { int st = 0; lat[k] = timedRun(pro_argv, slurmJobEnv(50000 + round * 8 + k), &st); failures += st != 0; });
+      ts.emplace_back([&, k] {
+        int st = 0;
+        lat[k] = timedRun(pro_argv, slurmJobEnv(50000 + round * 8 + k), &st);
+        failures += st != 0;
+      });
     for (auto& t : ts) t.join();
     concurrent.insert(concurrent.end(), lat.begin(), lat.end());
-    for (int k = 0; k < 8; ++k) { int st = 0; timedRun(epi_argv, slurmJobEnv(50000 + round * 8 + k), &st); }
+    for (int k = 0; k < 8; ++k) {
+      int st = 0;
+      timedRun(epi_argv, slurmJobEnv(50000 + round * 8 + k), &st);
+    }
   }
   // The same spawn with no request: what is left of a hook once the daemon
   // answered in no time.
@@ -98,8 +106,11 @@ json hookRuns(accel::testing::AgentHarness& h, const Args& a) {
     startup.push_back(timedRun({a.accelctl, "--help"}, slurmJobEnv(90000 + i), &st));
     failures += st != 0;
   }
-  return {{"prolog", latencySummary(pro)}, {"epilog", latencySummary(epi)}, {"prolog_8_concurrent", latencySummary(concurrent)},
-          {"accelctl_startup", latencySummary(startup)}, {"failures", failures.load()}};
+  return {{"prolog", latencySummary(pro)},
+          {"epilog", latencySummary(epi)},
+          {"prolog_8_concurrent", latencySummary(concurrent)},
+          {"accelctl_startup", latencySummary(startup)},
+          {"failures", failures.load()}};
 }
 
 // IPU jobs (--ipus=2, 2 tasks) against the fake V-IPU client: the prolog
@@ -148,27 +159,31 @@ json baselineRuns(const Args& a) {
 
 int main(int argc, char** argv) {
   Args a;
-  const bool args_ok = accel::bench::readArgs(
-      argc, argv, "hook_bench",
-      {{"--agentd", &a.agentd},
-       {"--accelctl", &a.accelctl},
-       {"--topology", &a.topology},
-       {"--hw-mock", &a.hw_mock},
-       {"--run-parent", &a.run_parent}},
-      {{"--iterations", &a.iterations},
-       {"--baseline-iterations", &a.baseline_iterations},
-       {"--idle-seconds", &a.idle_seconds}});
+  const bool args_ok = accel::bench::readArgs(argc, argv, "hook_bench",
+                                              {{"--agentd", &a.agentd},
+                                               {"--accelctl", &a.accelctl},
+                                               {"--topology", &a.topology},
+                                               {"--hw-mock", &a.hw_mock},
+                                               {"--run-parent", &a.run_parent}},
+                                              {{"--iterations", &a.iterations},
+                                               {"--baseline-iterations", &a.baseline_iterations},
+                                               {"--idle-seconds", &a.idle_seconds}});
   if (!args_ok) return 2;
   if (a.agentd.empty() || a.accelctl.empty() || a.topology.empty()) {
-    std::fprintf(stderr, "usage: hook_bench --agentd P --accelctl P --topology XML [--iterations N]\n");
+    std::fprintf(stderr,
+                 "usage: hook_bench --agentd P --accelctl P --topology XML [--iterations N]\n");
     return 2;
   }
   accel::testing::AgentHarness h({a.agentd, a.accelctl, a.topology});
   if (!a.run_parent.empty()) h.placeRunDirUnder(a.run_parent);
-  a.baseline_dir = (a.run_parent.empty() ? h.dir() : a.run_parent) + "/accel-bench-baseline-" + std::to_string(getpid());
+  a.baseline_dir = (a.run_parent.empty() ? h.dir() : a.run_parent) + "/accel-bench-baseline-" +
+                   std::to_string(getpid());
   mkdir(a.baseline_dir.c_str(), 0755);
   mkdir((a.baseline_dir + "/jobs").c_str(), 0755);
-  if (!h.start()) { std::fprintf(stderr, "hook_bench: daemon did not start: %s\n", h.startError().c_str()); return 1; }
+  if (!h.start()) {
+    std::fprintf(stderr, "hook_bench: daemon did not start: %s\n", h.startError().c_str());
+    return 1;
+  }
   json out;
   out["run_dir"] = h.runDir();
   out["agent"] = hookRuns(h, a);

@@ -22,8 +22,8 @@ namespace accel::bench {
 // stderr to the file named by BENCH_STDERR when set (to see why runs fail),
 // else /dev/null. Sets *status to the wait status (-1: could not spawn);
 // returns microseconds from spawn to exit.
-inline double timedRun(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                       int* status) {
+inline double timedRun(const std::vector<std::string>& argv,
+                       const std::map<std::string, std::string>& env, int* status) {
   std::vector<std::string> envs;
   for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
   envs.push_back("PATH=/usr/sbin:/usr/bin:/sbin:/bin");
@@ -36,7 +36,8 @@ inline double timedRun(const std::vector<std::string>& argv, const std::map<std:
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   const char* err = std::getenv("BENCH_STDERR");
-  posix_spawn_file_actions_addopen(&fa, 2, err ? err : "/dev/null", O_WRONLY | O_APPEND | O_CREAT, 0600);
+  posix_spawn_file_actions_addopen(&fa, 2, err ? err : "/dev/null", O_WRONLY | O_APPEND | O_CREAT,
+                                   0600);
   const auto t0 = std::chrono::steady_clock::now();
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, a[0], &fa, nullptr, a.data(), e.data());
@@ -53,7 +54,9 @@ inline double timedRun(const std::vector<std::string>& argv, const std::map<std:
 inline nlohmann::json latencySummary(std::vector<double> v) {
   if (v.empty()) return {{"n", 0}};
   std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * double(v.size() - 1) + 0.5))]; };
+  auto at = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * double(v.size() - 1) + 0.5))];
+  };
   return {{"n", v.size()}, {"p50_us", at(0.5)}, {"p99_us", at(0.99)}, {"max_us", v.back()}};
 }
 
@@ -72,7 +75,8 @@ inline std::map<std::string, std::string> slurmJobEnv(uint32_t id, const std::st
 // The hook benchmarks' command lines: "--name value" pairs, each name either
 // a text field (`texts`) or a number (`numbers`). False, after a message
 // naming `prog`, on a name in neither; a last name without a value is ignored.
-inline bool readArgs(int argc, char** argv, const char* prog, const std::map<std::string, std::string*>& texts,
+inline bool readArgs(int argc, char** argv, const char* prog,
+                     const std::map<std::string, std::string*>& texts,
                      const std::map<std::string, int*>& numbers) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];

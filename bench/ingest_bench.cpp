@@ -20,8 +20,8 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "aggregator_fixture.h"
 #include "accel/events/codec.h"
+#include "aggregator_fixture.h"
 
 namespace {
 
@@ -46,8 +46,9 @@ std::vector<std::vector<uint8_t>> envelopes(const std::string& node, uint64_t ep
   std::vector<std::vector<uint8_t>> out;
   out.reserve(n);
   for (size_t i = 1; i <= n; ++i)
-    out.push_back(accel::event::encode({node, epoch, i, 1, 1},
-                                       accel::event::TaskStarted{uint32_t(i % 1000), 0, uint32_t(i), 4242}));
+    out.push_back(
+        accel::event::encode({node, epoch, i, 1, 1},
+                             accel::event::TaskStarted{uint32_t(i % 1000), 0, uint32_t(i), 4242}));
   return out;
 }
 
@@ -84,8 +85,9 @@ Rate ingestRate(size_t total, uint64_t epoch, size_t* message_bytes, uint64_t* b
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
   double cpu = cpuSeconds() - cpu0;
   *batches = agg.metrics().batches;
-  if (agg.metrics().events_in != total) std::fprintf(stderr, "ingest_bench: stored %llu of %zu\n",
-                                                     (unsigned long long)agg.metrics().events_in.load(), total);
+  if (agg.metrics().events_in != total)
+    std::fprintf(stderr, "ingest_bench: stored %llu of %zu\n",
+                 (unsigned long long)agg.metrics().events_in.load(), total);
   return {double(total) / secs, cpu / double(total) * 1e6};
 }
 
@@ -99,7 +101,9 @@ Rate rawRate(size_t total, size_t bytes, bool curve) {
   auto server = *accel::event::generateCurveKeyPair();
   zmq::socket_t pull(ctx, zmq::socket_type::pull);
   pull.set(zmq::sockopt::rcvhwm, 0);
-  if (curve) pull.set(zmq::sockopt::curve_server, 1), pull.set(zmq::sockopt::curve_secretkey, server.secret_key);
+  if (curve)
+    pull.set(zmq::sockopt::curve_server, 1),
+        pull.set(zmq::sockopt::curve_secretkey, server.secret_key);
   pull.bind(ep);
   std::vector<uint8_t> payload(bytes, 0x5a);
   double cpu0 = cpuSeconds();
@@ -110,7 +114,8 @@ Rate rawRate(size_t total, size_t bytes, bool curve) {
       zmq::context_t own;
       zmq::socket_t push(own, zmq::socket_type::push);
       push.set(zmq::sockopt::sndhwm, 0);
-      push.set(zmq::sockopt::linger, -1);  // every message reaches the receiver before the context ends
+      push.set(zmq::sockopt::linger,
+               -1);  // every message reaches the receiver before the context ends
       if (curve) {
         auto keys = *accel::event::generateCurveKeyPair();
         push.set(zmq::sockopt::curve_serverkey, server.public_key);
@@ -118,7 +123,8 @@ Rate rawRate(size_t total, size_t bytes, bool curve) {
         push.set(zmq::sockopt::curve_secretkey, keys.secret_key);
       }
       push.connect(ep);
-      for (size_t k = 0; k < total / kNodes; ++k) push.send(zmq::buffer(payload), zmq::send_flags::none);
+      for (size_t k = 0; k < total / kNodes; ++k)
+        push.send(zmq::buffer(payload), zmq::send_flags::none);
       push.close();
     });
   zmq::message_t m;
@@ -187,8 +193,9 @@ int main(int argc, char** argv) {
   j["message_bytes"] = bytes;
   j["events_per_message"] = 1;
   j["load_average"] = {load_before, loadAverage()};  // before and after, from /proc/loadavg
-  j["ingest_events_per_s"] = figures(ingest);  // CURVE, verify, dedupe, commit (synchronous=FULL), ack
-  j["ingest_batches"] = batches;              // transactions per run
+  j["ingest_events_per_s"] =
+      figures(ingest);            // CURVE, verify, dedupe, commit (synchronous=FULL), ack
+  j["ingest_batches"] = batches;  // transactions per run
   j["ingest_cpu_us_per_event"] = cpuFigures(ingest_cpu);  // all threads, senders included
   if (baselines) {
     j["raw_pushpull_msgs_per_s"] = figures(raw);  // no CURVE

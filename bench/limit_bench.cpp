@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -73,7 +73,8 @@ pid_t spawnTask(int fd) {
 
 bool send(const std::string& socket, flatbuffers::FlatBufferBuilder& fbb) {
   auto reply = accel::ipc::call(socket, fbb.GetBufferPointer(), fbb.GetSize(), 2s);
-  return reply.ok() && flatbuffers::GetRoot<accel::control::Reply>(reply->data())->outcome() == accel::control::Outcome::Ok;
+  return reply.ok() && flatbuffers::GetRoot<accel::control::Reply>(reply->data())->outcome() ==
+                           accel::control::Outcome::Ok;
 }
 
 bool startStepAndTask(const std::string& socket, uint32_t job, pid_t pid) {
@@ -81,13 +82,16 @@ bool startStepAndTask(const std::string& socket, uint32_t job, pid_t pid) {
   auto ticks = accel::spank::readStartTicks(pid);
   if (!ticks.ok()) return false;
   flatbuffers::FlatBufferBuilder step;
-  step.Finish(fb::CreateRequest(step, 1, fb::RequestBody::StepRequest,
-                                fb::CreateStepRequest(step, job, 0, fb::StepEventKind::Started, 0).Union()),
-              fb::RequestIdentifier());
+  step.Finish(
+      fb::CreateRequest(step, 1, fb::RequestBody::StepRequest,
+                        fb::CreateStepRequest(step, job, 0, fb::StepEventKind::Started, 0).Union()),
+      fb::RequestIdentifier());
   flatbuffers::FlatBufferBuilder task;
-  task.Finish(fb::CreateRequest(task, 1, fb::RequestBody::TaskRequest,
-                                fb::CreateTaskRequest(task, job, 0, pid, *ticks, fb::TaskEventKind::Started, 0).Union()),
-              fb::RequestIdentifier());
+  task.Finish(
+      fb::CreateRequest(
+          task, 1, fb::RequestBody::TaskRequest,
+          fb::CreateTaskRequest(task, job, 0, pid, *ticks, fb::TaskEventKind::Started, 0).Union()),
+      fb::RequestIdentifier());
   return send(socket, step) && send(socket, task);
 }
 
@@ -104,8 +108,14 @@ int64_t deadlineOf(const std::string& run_dir, uint32_t job, int64_t limit_sec) 
 json summary(std::vector<double> v) {
   if (v.empty()) return {{"n", 0}};
   std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]; };
-  return {{"n", v.size()}, {"p50_us", at(0.5)}, {"p99_us", at(0.99)}, {"max_us", v.back()}, {"min_us", v.front()}};
+  auto at = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
+  };
+  return {{"n", v.size()},
+          {"p50_us", at(0.5)},
+          {"p99_us", at(0.99)},
+          {"max_us", v.back()},
+          {"min_us", v.front()}};
 }
 
 }  // namespace
@@ -115,11 +125,12 @@ int main(int argc, char** argv) {
       {"--rounds", "10"}, {"--limit-seconds", "2"}, {"--lead-seconds", "1"}, {"--kind", "gpu"}};
   for (int i = 1; i + 1 < argc; i += 2) a[argv[i]] = argv[i + 1];
   const bool ipu = a["--kind"] == "ipu";
-  if (!a.count("--agentd") || !a.count("--accelctl") || !a.count("--topology") || (ipu && !a.count("--hw-mock")) ||
-      (!ipu && a["--kind"] != "gpu")) {
-    std::fprintf(stderr,
-                 "usage: limit_bench --agentd P --accelctl P --topology XML [--kind gpu|ipu] [--hw-mock DIR]"
-                 " [--rounds N] [--limit-seconds S] [--lead-seconds S]\n");
+  if (!a.count("--agentd") || !a.count("--accelctl") || !a.count("--topology") ||
+      (ipu && !a.count("--hw-mock")) || (!ipu && a["--kind"] != "gpu")) {
+    std::fprintf(
+        stderr,
+        "usage: limit_bench --agentd P --accelctl P --topology XML [--kind gpu|ipu] [--hw-mock DIR]"
+        " [--rounds N] [--limit-seconds S] [--lead-seconds S]\n");
     return 2;
   }
   const int rounds = std::stoi(a["--rounds"]);
@@ -130,13 +141,16 @@ int main(int argc, char** argv) {
     // The fake controller keeps its state under the harness's directory.
     const std::string state = h.dir() + "/mock-state";
     ::setenv("ACCEL_HW_MOCK_STATE", state.c_str(), 1);  // inherited by the daemon
-    std::ofstream(h.dir() + "/vipu.conf") << "ApiHost=127.0.0.1\nApiPort=8090\nIpuofDir=" << h.dir()
-                                           << "/ipuof\nApiTimeout=5\n";
+    std::ofstream(h.dir() + "/vipu.conf")
+        << "ApiHost=127.0.0.1\nApiPort=8090\nIpuofDir=" << h.dir() << "/ipuof\nApiTimeout=5\n";
     h.writeConfig("ApplianceKillGrace=1\nHwMockDir=" + a["--hw-mock"] + "\n");
   } else {
     h.writeConfig("ApplianceKillGrace=1\n");
   }
-  if (!h.start()) { std::fprintf(stderr, "limit_bench: daemon did not start: %s\n", h.startError().c_str()); return 1; }
+  if (!h.start()) {
+    std::fprintf(stderr, "limit_bench: daemon did not start: %s\n", h.startError().c_str());
+    return 1;
+  }
   std::vector<double> delays, warn_delays;
   int failures = 0;
   uint32_t next_job = 7000;
@@ -158,7 +172,10 @@ int main(int argc, char** argv) {
         env["SPANK_ACCEL_IPUS"] = "2";
         env["SPANK_ACCEL_NTASKS"] = "1";
       }
-      if (h.ctl({"prolog"}, env).exit_code != 0) { ++failures; continue; }
+      if (h.ctl({"prolog"}, env).exit_code != 0) {
+        ++failures;
+        continue;
+      }
       pid_t pid = spawnTask(fds[1]);
       if (!startStepAndTask(h.socketPath(), id, pid)) {
         std::fprintf(stderr, "limit_bench: job %u: step or task report refused\n", id);
@@ -188,9 +205,11 @@ int main(int argc, char** argv) {
         ++failures;
       } else {
         delays.push_back(static_cast<double>(arrived[pid] - deadline) / 1000.0);
-        warn_delays.push_back(static_cast<double>(warned[pid] - (deadline - lead * 1'000'000'000)) / 1000.0);
+        warn_delays.push_back(static_cast<double>(warned[pid] - (deadline - lead * 1'000'000'000)) /
+                              1000.0);
       }
-      if (getenv("LIMIT_BENCH_TRACE") && !delays.empty()) std::fprintf(stderr, "job %u: %.0f us\n", id, delays.back());
+      if (getenv("LIMIT_BENCH_TRACE") && !delays.empty())
+        std::fprintf(stderr, "job %u: %.0f us\n", id, delays.back());
       (void)h.ctl({"epilog"}, accel::testing::AgentHarness::jobEnv(id, 4242));
     }
   }
@@ -203,9 +222,13 @@ int main(int argc, char** argv) {
     auto from = line.rfind(' ', at - 1);
     sent.push_back(std::stod(line.substr(from + 1, at - from - 1)));
   }
-  json out{{"kind", a["--kind"]}, {"limit_seconds", limit}, {"lead_seconds", lead},
-           {"warning_after_due", summary(warn_delays)}, {"sigterm_after_deadline", summary(delays)},
-           {"sigterm_sent_after_deadline", summary(sent)}, {"failures", failures},
+  json out{{"kind", a["--kind"]},
+           {"limit_seconds", limit},
+           {"lead_seconds", lead},
+           {"warning_after_due", summary(warn_delays)},
+           {"sigterm_after_deadline", summary(delays)},
+           {"sigterm_sent_after_deadline", summary(sent)},
+           {"failures", failures},
            {"slurm_slack_documented_s", {30, 90}}};
   std::printf("%s\n", out.dump(2).c_str());
   return failures == 0 ? 0 : 1;

@@ -32,10 +32,10 @@ extern char** environ;
 
 namespace {
 
-using nlohmann::json;
 using accel::bench::latencySummary;
 using accel::bench::slurmJobEnv;
 using accel::bench::timedRun;
+using nlohmann::json;
 
 struct Args {
   std::string agentd, accelctl, topology, prometheus = "/usr/bin/prometheus", run_parent;
@@ -80,9 +80,10 @@ double promValue(int port, const std::string& query) {
 }
 
 pid_t spawnPrometheus(const Args& a, const std::string& dir, int prom_port, int metrics_port) {
-  std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                                         << "scrape_configs:\n  - job_name: accel-agent\n    static_configs:\n"
-                                         << "      - targets: ['127.0.0.1:" << metrics_port << "']\n";
+  std::ofstream(dir + "/prometheus.yml")
+      << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+      << "scrape_configs:\n  - job_name: accel-agent\n    static_configs:\n"
+      << "      - targets: ['127.0.0.1:" << metrics_port << "']\n";
   std::vector<std::string> argv{a.prometheus, "--config.file=" + dir + "/prometheus.yml",
                                 "--storage.tsdb.path=" + dir + "/prometheus",
                                 "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)};
@@ -91,7 +92,8 @@ pid_t spawnPrometheus(const Args& a, const std::string& dir, int prom_port, int 
   av.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, (dir + "/prometheus.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_addopen(&fa, 1, (dir + "/prometheus.log").c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   pid_t pid = -1;
   if (posix_spawn(&pid, av[0], &fa, nullptr, av.data(), environ) != 0) pid = -1;
@@ -103,19 +105,19 @@ pid_t spawnPrometheus(const Args& a, const std::string& dir, int prom_port, int 
 
 int main(int argc, char** argv) {
   Args a;
-  const bool args_ok = accel::bench::readArgs(
-      argc, argv, "metrics_scrape_bench",
-      {{"--agentd", &a.agentd},
-       {"--accelctl", &a.accelctl},
-       {"--topology", &a.topology},
-       {"--prometheus", &a.prometheus},
-       {"--run-parent", &a.run_parent}},
-      {{"--blocks", &a.blocks},
-       {"--pairs-per-block", &a.pairs_per_block}});
+  const bool args_ok =
+      accel::bench::readArgs(argc, argv, "metrics_scrape_bench",
+                             {{"--agentd", &a.agentd},
+                              {"--accelctl", &a.accelctl},
+                              {"--topology", &a.topology},
+                              {"--prometheus", &a.prometheus},
+                              {"--run-parent", &a.run_parent}},
+                             {{"--blocks", &a.blocks}, {"--pairs-per-block", &a.pairs_per_block}});
   if (!args_ok) return 2;
   if (a.agentd.empty() || a.accelctl.empty() || a.topology.empty() || geteuid() != 0) {
-    std::fprintf(stderr, "usage (as root): metrics_scrape_bench --agentd P --accelctl P --topology XML "
-                         "[--prometheus P] [--blocks N] [--pairs-per-block N] [--run-parent TMPFS]\n");
+    std::fprintf(stderr,
+                 "usage (as root): metrics_scrape_bench --agentd P --accelctl P --topology XML "
+                 "[--prometheus P] [--blocks N] [--pairs-per-block N] [--run-parent TMPFS]\n");
     return 2;
   }
   const int metrics_port = freePort(), prom_port = freePort();
@@ -132,7 +134,8 @@ int main(int argc, char** argv) {
   scraped.writeConfig("MetricsAddress=127.0.0.1:" + std::to_string(metrics_port) + "\n");
   for (auto* h : {&plain, &scraped}) {
     if (!h->start()) {
-      std::fprintf(stderr, "metrics_scrape_bench: daemon did not start: %s\n", h->startError().c_str());
+      std::fprintf(stderr, "metrics_scrape_bench: daemon did not start: %s\n",
+                   h->startError().c_str());
       return 1;
     }
   }
@@ -145,15 +148,18 @@ int main(int argc, char** argv) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (promValue(prom_port, "up{job=\"accel-agent\"}") != 1) {
     if (std::chrono::steady_clock::now() > deadline) {
-      std::fprintf(stderr, "metrics_scrape_bench: Prometheus did not scrape the agent within 30 s (see %s)\n",
-                   (scraped.dir() + "/prometheus.log").c_str());
+      std::fprintf(
+          stderr,
+          "metrics_scrape_bench: Prometheus did not scrape the agent within 30 s (see %s)\n",
+          (scraped.dir() + "/prometheus.log").c_str());
       kill(prom, SIGTERM);
       waitpid(prom, nullptr, 0);
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  const double scrapes_before = promValue(prom_port, "count_over_time(up{job=\"accel-agent\"}[1h])");
+  const double scrapes_before =
+      promValue(prom_port, "count_over_time(up{job=\"accel-agent\"}[1h])");
 
   std::vector<double> pro[2], epi[2];  // 0: plain, 1: scraped
   int failures[2] = {0, 0};
@@ -166,19 +172,24 @@ int main(int argc, char** argv) {
       for (int i = 0; i < a.pairs_per_block; ++i, ++job) {
         const auto env = slurmJobEnv(job, "1");
         int st = 0;
-        pro[which].push_back(timedRun({a.accelctl, "--config", h.configPath(), "prolog"}, env, &st));
+        pro[which].push_back(
+            timedRun({a.accelctl, "--config", h.configPath(), "prolog"}, env, &st));
         failures[which] += st != 0;
-        epi[which].push_back(timedRun({a.accelctl, "--config", h.configPath(), "epilog"}, env, &st));
+        epi[which].push_back(
+            timedRun({a.accelctl, "--config", h.configPath(), "epilog"}, env, &st));
         failures[which] += st != 0;
       }
     }
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the last scrape is stored
-  const double scrapes = promValue(prom_port, "count_over_time(up{job=\"accel-agent\"}[1h])") - scrapes_before;
+  const double scrapes =
+      promValue(prom_port, "count_over_time(up{job=\"accel-agent\"}[1h])") - scrapes_before;
   const double scrapes_ok = promValue(prom_port, "sum_over_time(up{job=\"accel-agent\"}[1h])");
   const double scrapes_all = promValue(prom_port, "count_over_time(up{job=\"accel-agent\"}[1h])");
-  const double scrape_s = promValue(prom_port, "avg_over_time(scrape_duration_seconds{job=\"accel-agent\"}[1h])");
+  const double scrape_s =
+      promValue(prom_port, "avg_over_time(scrape_duration_seconds{job=\"accel-agent\"}[1h])");
   const double samples = promValue(prom_port, "scrape_samples_scraped{job=\"accel-agent\"}");
   kill(prom, SIGTERM);
   waitpid(prom, nullptr, 0);
@@ -186,8 +197,12 @@ int main(int argc, char** argv) {
   json out;
   out["pairs_per_series"] = a.blocks * a.pairs_per_block;
   out["seconds"] = seconds;
-  out["plain"] = {{"prolog", latencySummary(pro[0])}, {"epilog", latencySummary(epi[0])}, {"failures", failures[0]}};
-  out["scraped"] = {{"prolog", latencySummary(pro[1])}, {"epilog", latencySummary(epi[1])}, {"failures", failures[1]}};
+  out["plain"] = {{"prolog", latencySummary(pro[0])},
+                  {"epilog", latencySummary(epi[0])},
+                  {"failures", failures[0]}};
+  out["scraped"] = {{"prolog", latencySummary(pro[1])},
+                    {"epilog", latencySummary(epi[1])},
+                    {"failures", failures[1]}};
   out["scrapes_during_runs"] = scrapes;
   out["scrapes_all"] = scrapes_all;
   out["scrapes_ok"] = scrapes_ok;

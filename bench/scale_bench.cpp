@@ -27,7 +27,6 @@
 // descriptors than the default soft limit; both are raised (and said).
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <functional>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -45,6 +44,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -104,18 +104,20 @@ int farmMain(int argc, char** argv) {
   if (!server.ok()) die(server.error().message());
   std::vector<std::unique_ptr<accel::event::Outbox>> boxes;
   for (size_t i = first; i < first + count; ++i) {
-    auto box = accel::bench::startSimulatedNode(nodeName(i), dir + "/keys", spool_root + "/" + nodeName(i), endpoint,
-                                                *server);
+    auto box = accel::bench::startSimulatedNode(nodeName(i), dir + "/keys",
+                                                spool_root + "/" + nodeName(i), endpoint, *server);
     if (!box.ok()) die(box.error().message());
     boxes.push_back(std::move(*box));
   }
-  (void)accel::writeFileAtomic(status + ".ready", "1\n", 0644, {}, accel::Durability::kProcessCrash);
+  (void)accel::writeFileAtomic(status + ".ready", "1\n", 0644, {},
+                               accel::Durability::kProcessCrash);
 
   std::mt19937_64 rng(first * 7919 + 1);
   std::uniform_int_distribution<size_t> pick(0, count - 1);
   std::vector<int64_t> next_heartbeat(count);
   const int64_t start = wallNs();
-  for (auto& t : next_heartbeat) t = start + static_cast<int64_t>(rng() % static_cast<uint64_t>(heartbeat_ns));
+  for (auto& t : next_heartbeat)
+    t = start + static_cast<int64_t>(rng() % static_cast<uint64_t>(heartbeat_ns));
   struct Ending {
     int64_t due;
     size_t node;
@@ -136,8 +138,10 @@ int farmMain(int argc, char** argv) {
     for (size_t n = 0; n < count; ++n) {
       if (now < next_heartbeat[n]) continue;
       next_heartbeat[n] += heartbeat_ns;
-      publish(n, accel::event::NodeHeartbeat{.accelerators = 4, .accel_kind = "ipu",
-                                             .interval_s = static_cast<uint32_t>(heartbeat_ns / 1'000'000'000)});
+      publish(n, accel::event::NodeHeartbeat{
+                     .accelerators = 4,
+                     .accel_kind = "ipu",
+                     .interval_s = static_cast<uint32_t>(heartbeat_ns / 1'000'000'000)});
     }
     job_credit += jobs_per_s * static_cast<double>(now - last) / 1e9;
     last = now;
@@ -146,8 +150,11 @@ int farmMain(int argc, char** argv) {
       // Job ids: unique across the fleet (node index, then the node's count).
       uint32_t job = static_cast<uint32_t>((first + n) * 100000 + (++job_counter[n] % 100000));
       const std::string name = boxes[n]->node();
-      publish(n, accel::event::PrologStarted{.job_id = job, .uid = 1000, .user = "sim", .node_list = name, .node_count = 1});
-      publish(n, accel::event::PrologFinished{.job_id = job, .duration_us = 900, .accel_kind = "ipu"});
+      publish(n,
+              accel::event::PrologStarted{
+                  .job_id = job, .uid = 1000, .user = "sim", .node_list = name, .node_count = 1});
+      publish(n,
+              accel::event::PrologFinished{.job_id = job, .duration_us = 900, .accel_kind = "ipu"});
       publish(n, accel::event::StepStarted{.job_id = job, .step_id = 0, .name = "train"});
       publish(n, accel::event::TaskStarted{.job_id = job, .step_id = 0, .task_id = 0, .pid = 4242});
       endings.push_back({now + 2'000'000'000, n, job});
@@ -193,7 +200,8 @@ int farmMain(int argc, char** argv) {
   for (auto& b : boxes) {
     auto s = b->stats();
     out += b->node() + " " + std::to_string(s.epoch) + " " + std::to_string(s.published) + " " +
-           std::to_string(s.backlog) + " " + std::to_string(s.dropped_telemetry + s.dropped_lifecycle) + " " +
+           std::to_string(s.backlog) + " " +
+           std::to_string(s.dropped_telemetry + s.dropped_lifecycle) + " " +
            std::to_string(s.attempts) + "\n";
   }
   (void)accel::writeFileAtomic(status + ".result", out, 0644, {}, accel::Durability::kProcessCrash);
@@ -214,8 +222,10 @@ void raiseLimits(size_t nodes) {
   uint64_t pid_max = std::stoull(readFile("/proc/sys/kernel/pid_max"));
   if (pid_max < want) {
     std::ofstream("/proc/sys/kernel/pid_max") << want << "\n";
-    std::fprintf(stderr, "scale_bench: kernel.pid_max raised from %llu to %llu for the simulated fleet's threads\n",
-                 static_cast<unsigned long long>(pid_max), static_cast<unsigned long long>(want));
+    std::fprintf(
+        stderr,
+        "scale_bench: kernel.pid_max raised from %llu to %llu for the simulated fleet's threads\n",
+        static_cast<unsigned long long>(pid_max), static_cast<unsigned long long>(want));
   }
 }
 
@@ -230,18 +240,29 @@ int coordinatorMain(int argc, char** argv) {
       if (i + 1 >= argc) die(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--aggregatord") aggregatord = value();
-    else if (a == "--nodes") nodes = std::stoul(value());
-    else if (a == "--farms") farms = std::stoul(value());
-    else if (a == "--steady") steady_s = std::stoi(value());
-    else if (a == "--catchup") catchup_s = std::stoi(value());
-    else if (a == "--down") down_s = std::stoi(value());
-    else if (a == "--jobs-per-s") jobs_per_s = std::stod(value());
-    else if (a == "--heartbeat") heartbeat_s = std::stoi(value());
-    else if (a == "--json") json_out = value();
-    else die("unknown argument " + a);
+    if (a == "--aggregatord")
+      aggregatord = value();
+    else if (a == "--nodes")
+      nodes = std::stoul(value());
+    else if (a == "--farms")
+      farms = std::stoul(value());
+    else if (a == "--steady")
+      steady_s = std::stoi(value());
+    else if (a == "--catchup")
+      catchup_s = std::stoi(value());
+    else if (a == "--down")
+      down_s = std::stoi(value());
+    else if (a == "--jobs-per-s")
+      jobs_per_s = std::stod(value());
+    else if (a == "--heartbeat")
+      heartbeat_s = std::stoi(value());
+    else if (a == "--json")
+      json_out = value();
+    else
+      die("unknown argument " + a);
   }
-  if (aggregatord.empty() || nodes == 0) die("usage: scale_bench --aggregatord PATH --nodes N [...]");
+  if (aggregatord.empty() || nodes == 0)
+    die("usage: scale_bench --aggregatord PATH --nodes N [...]");
   if (farms == 0) farms = (nodes + 999) / 1000;
   farms = std::min(farms, nodes);
   if (geteuid() != 0) die("run as root (pid_max and descriptor limits)");
@@ -257,20 +278,24 @@ int coordinatorMain(int argc, char** argv) {
   for (const auto& d : {dir + "/keys", dir + "/nodes"}) (void)accel::makeDirectory(d, 0700);
   (void)accel::makeDirectory(spools, 0700);
   auto server = accel::event::generateCurveKeyPair();
-  if (!server.ok() || !accel::event::writeKeyPair(dir + "/aggregator", *server).ok()) die("server keys");
+  if (!server.ok() || !accel::event::writeKeyPair(dir + "/aggregator", *server).ok())
+    die("server keys");
   for (size_t i = 0; i < nodes; ++i) {
     auto keys = accel::event::generateCurveKeyPair();
-    if (!keys.ok() || !accel::event::writeKeyPair(dir + "/keys/" + nodeName(i), *keys).ok()) die("node keys");
+    if (!keys.ok() || !accel::event::writeKeyPair(dir + "/keys/" + nodeName(i), *keys).ok())
+      die("node keys");
     std::ofstream(dir + "/nodes/" + nodeName(i) + ".pub") << keys->public_key << "\n";
   }
   const uint16_t port = freePort();
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(port);
-  std::ofstream(dir + "/agg.conf") << "Listen=" << endpoint << "\nSecretKeyFile=" << dir
-                                   << "/aggregator.key\nAllowListDir=" << dir << "/nodes\nDatabase=" << dir
-                                   << "/events.db\nWriteComments=no\nLogLevel=warning\n";
+  std::ofstream(dir + "/agg.conf")
+      << "Listen=" << endpoint << "\nSecretKeyFile=" << dir
+      << "/aggregator.key\nAllowListDir=" << dir << "/nodes\nDatabase=" << dir
+      << "/events.db\nWriteComments=no\nLogLevel=warning\n";
   auto startAggregator = [&] {
     pid_t pid = spawn({aggregatord, "--config", dir + "/agg.conf"}, dir + "/aggregator.log");
-    if (!waitFor([&] { return accepts(port); }, 60s)) die("the aggregator does not listen; see " + dir);
+    if (!waitFor([&] { return accepts(port); }, 60s))
+      die("the aggregator does not listen; see " + dir);
     return pid;
   };
   pid_t agg = startAggregator();
@@ -282,15 +307,21 @@ int coordinatorMain(int argc, char** argv) {
   for (size_t f = 0, first = 0; f < farms; ++f) {
     size_t count = nodes / farms + (f < nodes % farms ? 1 : 0);
     firsts.push_back(first);
-    farm_pids.push_back(spawn({self, "farm", dir, spools, std::to_string(first), std::to_string(count), endpoint,
-                               std::to_string(jobs_per_s * static_cast<double>(count) / static_cast<double>(nodes)),
-                               std::to_string(heartbeat_s)},
-                              dir + "/farm" + std::to_string(first) + ".log"));
+    farm_pids.push_back(
+        spawn({self, "farm", dir, spools, std::to_string(first), std::to_string(count), endpoint,
+               std::to_string(jobs_per_s * static_cast<double>(count) / static_cast<double>(nodes)),
+               std::to_string(heartbeat_s)},
+              dir + "/farm" + std::to_string(first) + ".log"));
     first += count;
   }
   auto exists = [](const std::string& p) { return access(p.c_str(), F_OK) == 0; };
-  if (!waitFor([&] { return std::all_of(firsts.begin(), firsts.end(), [&](size_t f) { return exists(dir + "/farm" + std::to_string(f) + ".ready"); }); },
-               600s))
+  if (!waitFor(
+          [&] {
+            return std::all_of(firsts.begin(), firsts.end(), [&](size_t f) {
+              return exists(dir + "/farm" + std::to_string(f) + ".ready");
+            });
+          },
+          600s))
     die("the farms did not start; see " + dir);
   std::fprintf(stderr, "scale_bench: %zu nodes in %zu farms started\n", nodes, farms);
   // Steady state, once every node had the time to connect.
@@ -299,7 +330,8 @@ int coordinatorMain(int argc, char** argv) {
   const double cpu_start = cpuSeconds(agg);
   std::this_thread::sleep_for(std::chrono::seconds(steady_s));
   const int64_t steady_end = wallNs();
-  const double cpu_steady = (cpuSeconds(agg) - cpu_start) * 1e9 / static_cast<double>(steady_end - steady_start);
+  const double cpu_steady =
+      (cpuSeconds(agg) - cpu_start) * 1e9 / static_cast<double>(steady_end - steady_start);
   auto [rss1, fds1] = footprint(agg);
 
   // The storm.
@@ -310,11 +342,17 @@ int coordinatorMain(int argc, char** argv) {
   agg = spawn({aggregatord, "--config", dir + "/agg.conf"}, dir + "/aggregator.log");
   for (pid_t p : farm_pids) kill(p, SIGUSR1);
   double storm_s = -1;
-  if (waitFor([&] { return std::all_of(firsts.begin(), firsts.end(), [&](size_t f) { return exists(dir + "/farm" + std::to_string(f) + ".storm"); }); },
-              600s)) {
+  if (waitFor(
+          [&] {
+            return std::all_of(firsts.begin(), firsts.end(), [&](size_t f) {
+              return exists(dir + "/farm" + std::to_string(f) + ".storm");
+            });
+          },
+          600s)) {
     int64_t last = 0;
     for (size_t f : firsts)
-      last = std::max<int64_t>(last, std::stoll(readFile(dir + "/farm" + std::to_string(f) + ".storm")));
+      last = std::max<int64_t>(last,
+                               std::stoll(readFile(dir + "/farm" + std::to_string(f) + ".storm")));
     storm_s = static_cast<double>(last - restart) / 1e9;
   }
   std::this_thread::sleep_for(std::chrono::seconds(catchup_s));
@@ -330,35 +368,46 @@ int coordinatorMain(int argc, char** argv) {
     std::istringstream in(readFile(dir + "/farm" + std::to_string(f) + ".result"));
     std::string node;
     uint64_t epoch, p, b, d, a;
-    while (in >> node >> epoch >> p >> b >> d >> a) published += p, backlog += b, dropped += d, attempts += a;
+    while (in >> node >> epoch >> p >> b >> d >> a)
+      published += p, backlog += b, dropped += d, attempts += a;
   }
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2((dir + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) die("database");
+  if (sqlite3_open_v2((dir + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
+      SQLITE_OK)
+    die("database");
   const int64_t stored = scalar(db, "SELECT count(*) FROM events");
-  const int64_t distinct = scalar(db, "SELECT count(*) FROM (SELECT DISTINCT node, epoch, seq FROM events)");
-  const std::string window = " FROM events WHERE received_ns BETWEEN " + std::to_string(steady_start) + " AND " +
-                             std::to_string(steady_end);
+  const int64_t distinct =
+      scalar(db, "SELECT count(*) FROM (SELECT DISTINCT node, epoch, seq FROM events)");
+  const std::string window = " FROM events WHERE received_ns BETWEEN " +
+                             std::to_string(steady_start) + " AND " + std::to_string(steady_end);
   const int64_t in_window = scalar(db, "SELECT count(*)" + window);
   const int64_t lag_p99_ns =
       scalar(db, "SELECT received_ns - time_ns" + window + " ORDER BY 1 LIMIT 1 OFFSET " +
                      std::to_string(std::max<int64_t>(0, in_window * 99 / 100 - 1)));
   sqlite3_close(db);
-  const double events_per_s = static_cast<double>(in_window) * 1e9 / static_cast<double>(steady_end - steady_start);
+  const double events_per_s =
+      static_cast<double>(in_window) * 1e9 / static_cast<double>(steady_end - steady_start);
   const int64_t lost = static_cast<int64_t>(published) - distinct;
   const int64_t duplicates = stored - distinct;
 
-  std::printf("scale: nodes=%zu events_per_s=%.0f lag_p99=%.3f storm=%.1f lost=%lld duplicates=%lld\n", nodes,
-              events_per_s, static_cast<double>(lag_p99_ns) / 1e9, storm_s, static_cast<long long>(lost),
-              static_cast<long long>(duplicates));
-  const double per_node_kib = static_cast<double>(rss1 - std::min(rss1, rss0)) / static_cast<double>(nodes);
-  const double per_node_fds = static_cast<double>(fds1 - std::min(fds1, fds0)) / static_cast<double>(nodes);
-  std::printf("scale: aggregator rss=%llu KiB (%llu idle, %.1f KiB per node) fds=%llu (%llu idle, %.2f per node); "
-              "after the storm rss=%llu KiB fds=%llu; steady cpu=%.2f cores; published=%llu left_unacked=%llu dropped=%llu attempts=%llu\n",
-              static_cast<unsigned long long>(rss1), static_cast<unsigned long long>(rss0), per_node_kib,
-              static_cast<unsigned long long>(fds1), static_cast<unsigned long long>(fds0), per_node_fds,
-              static_cast<unsigned long long>(rss2), static_cast<unsigned long long>(fds2), cpu_steady,
-              static_cast<unsigned long long>(published), static_cast<unsigned long long>(backlog),
-              static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(attempts));
+  std::printf(
+      "scale: nodes=%zu events_per_s=%.0f lag_p99=%.3f storm=%.1f lost=%lld duplicates=%lld\n",
+      nodes, events_per_s, static_cast<double>(lag_p99_ns) / 1e9, storm_s,
+      static_cast<long long>(lost), static_cast<long long>(duplicates));
+  const double per_node_kib =
+      static_cast<double>(rss1 - std::min(rss1, rss0)) / static_cast<double>(nodes);
+  const double per_node_fds =
+      static_cast<double>(fds1 - std::min(fds1, fds0)) / static_cast<double>(nodes);
+  std::printf(
+      "scale: aggregator rss=%llu KiB (%llu idle, %.1f KiB per node) fds=%llu (%llu idle, %.2f per "
+      "node); "
+      "after the storm rss=%llu KiB fds=%llu; steady cpu=%.2f cores; published=%llu "
+      "left_unacked=%llu dropped=%llu attempts=%llu\n",
+      static_cast<unsigned long long>(rss1), static_cast<unsigned long long>(rss0), per_node_kib,
+      static_cast<unsigned long long>(fds1), static_cast<unsigned long long>(fds0), per_node_fds,
+      static_cast<unsigned long long>(rss2), static_cast<unsigned long long>(fds2), cpu_steady,
+      static_cast<unsigned long long>(published), static_cast<unsigned long long>(backlog),
+      static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(attempts));
   if (!json_out.empty()) {
     nlohmann::json j = {{"nodes", nodes},
                         {"farms", farms},
@@ -386,8 +435,10 @@ int coordinatorMain(int argc, char** argv) {
     std::ofstream(json_out) << j.dump(2) << "\n";
   }
   (void)accel::removeTree(spools);
-  if (lost == 0 && duplicates == 0 && backlog == 0) (void)accel::removeTree(dir);
-  else std::fprintf(stderr, "scale_bench: kept %s for inspection\n", dir.c_str());
+  if (lost == 0 && duplicates == 0 && backlog == 0)
+    (void)accel::removeTree(dir);
+  else
+    std::fprintf(stderr, "scale_bench: kept %s for inspection\n", dir.c_str());
   return 0;
 }
 

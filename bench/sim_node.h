@@ -11,10 +11,9 @@
 
 namespace accel::bench {
 
-inline Result<std::unique_ptr<event::Outbox>> startSimulatedNode(const std::string& node, const std::string& key_dir,
-                                                                 const std::string& spool_dir,
-                                                                 const std::string& endpoint,
-                                                                 const std::string& server_public_key) {
+inline Result<std::unique_ptr<event::Outbox>> startSimulatedNode(
+    const std::string& node, const std::string& key_dir, const std::string& spool_dir,
+    const std::string& endpoint, const std::string& server_public_key) {
   event::OutboxOptions o;  // the agent's defaults, as accel.conf has them
   o.node = node;
   o.spool_dir = spool_dir;

@@ -26,10 +26,10 @@
 
 namespace {
 
-using nlohmann::json;
 using accel::bench::latencySummary;
 using accel::bench::slurmJobEnv;
 using accel::bench::timedRun;
+using nlohmann::json;
 
 struct Args {
   std::string agentd, accelctl, topology, run_parent;
@@ -51,13 +51,16 @@ json pairs(const Args& a, const std::string& config, uint32_t first_job) {
   return {{"prolog", latencySummary(pro)}, {"epilog", latencySummary(epi)}, {"failures", failures}};
 }
 
-json flooded(const Args& a, const accel::testing::AgentHarness& h, const std::string& config, uint32_t first_job) {
+json flooded(const Args& a, const accel::testing::AgentHarness& h, const std::string& config,
+             uint32_t first_job) {
   accel::testing::Flood flood(h.socketPath(), 65534, a.held);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the flood in full swing
   json out = pairs(a, config, first_job);
   const auto c = flood.stop();
-  out["flood"] = {{"connections", c.connects},          {"connect_refused", c.connect_failures},
-                  {"answered_busy", c.answered_busy},   {"closed_unanswered", c.closed_silently},
+  out["flood"] = {{"connections", c.connects},
+                  {"connect_refused", c.connect_failures},
+                  {"answered_busy", c.answered_busy},
+                  {"closed_unanswered", c.closed_silently},
                   {"churned", c.churned}};
   return out;
 }
@@ -66,18 +69,17 @@ json flooded(const Args& a, const accel::testing::AgentHarness& h, const std::st
 
 int main(int argc, char** argv) {
   Args a;
-  const bool args_ok = accel::bench::readArgs(
-      argc, argv, "socket_flood_bench",
-      {{"--agentd", &a.agentd},
-       {"--accelctl", &a.accelctl},
-       {"--topology", &a.topology},
-       {"--run-parent", &a.run_parent}},
-      {{"--pairs", &a.pairs},
-       {"--held", &a.held}});
+  const bool args_ok = accel::bench::readArgs(argc, argv, "socket_flood_bench",
+                                              {{"--agentd", &a.agentd},
+                                               {"--accelctl", &a.accelctl},
+                                               {"--topology", &a.topology},
+                                               {"--run-parent", &a.run_parent}},
+                                              {{"--pairs", &a.pairs}, {"--held", &a.held}});
   if (!args_ok) return 2;
   if (a.agentd.empty() || a.accelctl.empty() || a.topology.empty() || geteuid() != 0) {
-    std::fprintf(stderr, "usage (as root): socket_flood_bench --agentd P --accelctl P --topology XML "
-                         "[--pairs N] [--held N] [--run-parent TMPFS]\n");
+    std::fprintf(stderr,
+                 "usage (as root): socket_flood_bench --agentd P --accelctl P --topology XML "
+                 "[--pairs N] [--held N] [--run-parent TMPFS]\n");
     return 2;
   }
   accel::testing::AgentHarness h({a.agentd, a.accelctl, a.topology});

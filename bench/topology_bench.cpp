@@ -23,7 +23,9 @@ using nlohmann::json;
 
 json summary(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]; };
+  auto at = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
+  };
   return {{"n", v.size()}, {"p50_ms", at(0.5)}, {"p99_ms", at(0.99)}};
 }
 

@@ -13,13 +13,18 @@ size_t objectLength(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '{') ++depth;
-    else if (c == '}' && --depth == 0) return i + 1;
+    if (c == '"')
+      in_string = true;
+    else if (c == '{')
+      ++depth;
+    else if (c == '}' && --depth == 0)
+      return i + 1;
   }
   return std::string_view::npos;
 }

@@ -9,7 +9,8 @@
 
 namespace accel::aggregator {
 
-BatchWriter::BatchWriter(Store& store) : store_(store), event_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+BatchWriter::BatchWriter(Store& store)
+    : store_(store), event_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   if (event_fd_ < 0) std::perror("aggregator: batch writer: eventfd"), std::abort();
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "agg-writer");  // as top -H and perf show it

@@ -12,9 +12,13 @@ namespace {
 constexpr uint32_t kEndWaits = 10;
 }  // namespace
 
-CommentWriter::CommentWriter(Store& store, Accounting& accounting, Metrics& metrics, CommentWriterOptions options,
-                             Clock clock)
-    : store_(store), accounting_(accounting), metrics_(metrics), options_(options), clock_(std::move(clock)) {
+CommentWriter::CommentWriter(Store& store, Accounting& accounting, Metrics& metrics,
+                             CommentWriterOptions options, Clock clock)
+    : store_(store),
+      accounting_(accounting),
+      metrics_(metrics),
+      options_(options),
+      clock_(std::move(clock)) {
   options_.batch_size = std::max(1, options_.batch_size);
   last_refill_ns_ = clock_();
 }
@@ -30,7 +34,8 @@ Result<int> CommentWriter::runOnce() {
   auto released = store_.releaseWaits(now);  // jobs that waited long enough for their nodes
   if (!released.ok()) return released.error();
   double burst = std::max(1.0, options_.writes_per_second);
-  tokens_ = std::min(burst, tokens_ + double(now - last_refill_ns_) / 1e9 * options_.writes_per_second);
+  tokens_ =
+      std::min(burst, tokens_ + double(now - last_refill_ns_) / 1e9 * options_.writes_per_second);
   last_refill_ns_ = now;
   int written = 0;
   while (tokens_ >= 1) {
@@ -75,8 +80,11 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
   }
   auto fail = [&](const PendingComment& p, const Error& e) {
     ++metrics_.comment_failures;
-    settled.push_back({.job_id = p.job_id, .generation = p.generation, .done = false,
-                       .next_ns = now + retryDelayNs(p.attempts), .error = e.message()});
+    settled.push_back({.job_id = p.job_id,
+                       .generation = p.generation,
+                       .done = false,
+                       .next_ns = now + retryDelayNs(p.attempts),
+                       .error = e.message()});
   };
   int written = 0;
   auto succeed = [&](const PendingComment& p) {
@@ -86,8 +94,9 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
   };
   std::vector<uint32_t> ids;
   for (size_t i : known) ids.push_back(due[i].job_id);
-  auto current = ids.empty() ? Result<std::map<uint32_t, AccountedJob>>(std::map<uint32_t, AccountedJob>{})
-                             : accounting_.adminComments(ids);
+  auto current = ids.empty()
+                     ? Result<std::map<uint32_t, AccountedJob>>(std::map<uint32_t, AccountedJob>{})
+                     : accounting_.adminComments(ids);
   std::vector<CommentUpdate> updates;
   std::vector<size_t> updated;  // indexes into `due`, one per update
   for (size_t k = 0; k < known.size(); ++k) {
@@ -98,7 +107,8 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
     }
     auto it = current->find(p.job_id);
     if (it == current->end()) {
-      fail(p, Error(ErrorCode::kNotFound, "slurmdbd has no record of job " + std::to_string(p.job_id)));
+      fail(p, Error(ErrorCode::kNotFound,
+                    "slurmdbd has no record of job " + std::to_string(p.job_id)));
       continue;
     }
     if (it->second.running && p.attempts < kEndWaits) {
@@ -109,8 +119,11 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
       // never comes (a runaway job of a lost slurmctld state) must not hold
       // it for ever.
       ++metrics_.comment_waits;
-      settled.push_back({.job_id = p.job_id, .generation = p.generation, .done = false,
-                         .next_ns = now + retryDelayNs(p.attempts), .error = "slurmdbd has not recorded the job's end"});
+      settled.push_back({.job_id = p.job_id,
+                         .generation = p.generation,
+                         .done = false,
+                         .next_ns = now + retryDelayNs(p.attempts),
+                         .error = "slurmdbd has not recorded the job's end"});
       continue;
     }
     const std::string& existing = it->second.admin_comment;
@@ -124,9 +137,13 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
   }
   auto results = accounting_.setAdminComments(updates);
   for (size_t u = 0; u < updated.size(); ++u) {
-    const Status& s = u < results.size() ? results[u] : Status(Error(ErrorCode::kInternal, "no result for the write"));
-    if (s.ok()) succeed(due[updated[u]]);
-    else fail(due[updated[u]], s.error());
+    const Status& s = u < results.size()
+                          ? results[u]
+                          : Status(Error(ErrorCode::kInternal, "no result for the write"));
+    if (s.ok())
+      succeed(due[updated[u]]);
+    else
+      fail(due[updated[u]], s.error());
   }
   ACCEL_TRY(store_.settlePending(settled));
   return written;

@@ -13,8 +13,9 @@ ConfigSchema makeSchema() {
   using C = AggregatorConfig;
   return ConfigSchema{
       .file_name = kAggregatorConfName,
-      .summary = "Settings of accel-aggregatord, the central service that receives every node's job "
-                 "events and writes job summaries into Slurm accounting.",
+      .summary =
+          "Settings of accel-aggregatord, the central service that receives every node's job "
+          "events and writes job summaries into Slurm accounting.",
       .config_type = &typeid(C),
       .keys = {
           {.name = "Listen",
@@ -32,8 +33,9 @@ ConfigSchema makeSchema() {
           {.name = "SecretKeyFile",
            .type = ValueType::kPath,
            .default_value = "/etc/accel-agent/aggregator.key",
-           .help = "The aggregator's CURVE secret key (accel-keygen). Refused if group or others can "
-                   "read it. Nodes need the matching .pub file.",
+           .help =
+               "The aggregator's CURVE secret key (accel-keygen). Refused if group or others can "
+               "read it. Nodes need the matching .pub file.",
            .store = storeIn<&C::secret_key_file>},
           {.name = "AllowListDir",
            .type = ValueType::kPath,
@@ -58,25 +60,30 @@ ConfigSchema makeSchema() {
            .default_value = "200",
            .min = 1,
            .max = 100000,
-           .help = "Most jobs per second whose AdminComment is written to slurmdbd (attempts, successful "
-                   "or not). Summaries that come faster wait in the database's queue, in order, across "
-                   "restarts.",
+           .help =
+               "Most jobs per second whose AdminComment is written to slurmdbd (attempts, "
+               "successful "
+               "or not). Summaries that come faster wait in the database's queue, in order, across "
+               "restarts.",
            .store = storeIn<&C::comment_writes_per_second>},
           {.name = "CommentBatchSize",
            .type = ValueType::kUint,
            .default_value = "50",
            .min = 1,
            .max = 1000,
-           .help = "Most jobs written over one connection to slurmdbd: their comments are read in one "
-                   "query, written one request each, and committed once.",
+           .help =
+               "Most jobs written over one connection to slurmdbd: their comments are read in one "
+               "query, written one request each, and committed once.",
            .store = storeIn<&C::comment_batch_size>},
           {.name = "CommentConnections",
            .type = ValueType::kUint,
            .default_value = "8",
            .min = 1,
            .max = 64,
-           .help = "Connections to slurmdbd a batch of AdminComment writes is spread over, side by side. "
-                   "Each write is one request and answer; its time is mostly the network's, so writes on "
+           .help = "Connections to slurmdbd a batch of AdminComment writes is spread over, side by "
+                   "side. "
+                   "Each write is one request and answer; its time is mostly the network's, so "
+                   "writes on "
                    "several connections go faster without more work for slurmdbd per write.",
            .store = storeIn<&C::comment_connections>},
           {.name = "WriteComments",
@@ -89,13 +96,14 @@ ConfigSchema makeSchema() {
            .default_value = "300",
            .min = 0,
            .max = 86400,
-           .help = "How long to wait for the epilogs of a job's other nodes, counted from the first "
-                   "epilog of the job that arrives. A job's summary is written into AdminComment once "
-                   "every node of the job has finished its epilog; when some node has not reported by "
-                   "then (it died, or its agent was lost), the summary is written anyway and names the "
-                   "nodes it lacks (missing_nodes), and is written again if their epilogs come later. "
-                   "The wait is kept in the database, so it runs on across restarts. 0: write at the "
-                   "first epilog and again at every later one.",
+           .help =
+               "How long to wait for the epilogs of a job's other nodes, counted from the first "
+               "epilog of the job that arrives. A job's summary is written into AdminComment once "
+               "every node of the job has finished its epilog; when some node has not reported by "
+               "then (it died, or its agent was lost), the summary is written anyway and names the "
+               "nodes it lacks (missing_nodes), and is written again if their epilogs come later. "
+               "The wait is kept in the database, so it runs on across restarts. 0: write at the "
+               "first epilog and again at every later one.",
            .store = storeIn<&C::summary_wait>},
           {.name = "ClusterName",
            .type = ValueType::kString,
@@ -124,9 +132,10 @@ ConfigSchema makeSchema() {
            .default_value = "5",
            .min = 0,
            .max = 1000,
-           .help = "Milliseconds a batch stays open for more events after its first one, unless "
-                   "BatchSize is reached first. Larger: fewer commits; every event's acknowledgement "
-                   "waits up to this long.",
+           .help =
+               "Milliseconds a batch stays open for more events after its first one, unless "
+               "BatchSize is reached first. Larger: fewer commits; every event's acknowledgement "
+               "waits up to this long.",
            .store = storeIn<&C::batch_wait_ms>},
           {.name = "PingInterval",
            .type = ValueType::kSeconds,
@@ -161,10 +170,11 @@ ConfigSchema makeSchema() {
            .type = ValueType::kEnum,
            .default_value = "full",
            .choices = {"full", "normal"},
-           .help = "full: each batch is fsynced before its events are acknowledged, so nothing "
-                   "acknowledged is lost on power loss. normal: not fsynced (only checkpoints are); "
-                   "acknowledged events survive a crash of the daemon but the last moments may be lost "
-                   "on power loss or a kernel crash. Faster where fsync is slow.",
+           .help =
+               "full: each batch is fsynced before its events are acknowledged, so nothing "
+               "acknowledged is lost on power loss. normal: not fsynced (only checkpoints are); "
+               "acknowledged events survive a crash of the daemon but the last moments may be lost "
+               "on power loss or a kernel crash. Faster where fsync is slow.",
            .store = storeIn<&C::synchronous>},
           {.name = "LogLevel",
            .type = ValueType::kEnum,

@@ -24,7 +24,8 @@ namespace accel::aggregator {
 namespace {
 
 Store::Sync storeSync(const AggregatorConfig& c) {
-  return c.synchronous == AggregatorConfig::Synchronous::kFull ? Store::Sync::kFull : Store::Sync::kNormal;
+  return c.synchronous == AggregatorConfig::Synchronous::kFull ? Store::Sync::kFull
+                                                               : Store::Sync::kNormal;
 }
 
 int fail(const std::string& what, const Error& e) {
@@ -35,8 +36,9 @@ int fail(const std::string& what, const Error& e) {
 std::string statusLine(const Metrics& m) {
   uint64_t rejected = 0;
   for (const auto& r : m.rejected) rejected += r;
-  return "events " + std::to_string(m.events_in.load()) + ", duplicates " + std::to_string(m.duplicates.load()) +
-         ", rejected " + std::to_string(rejected) + ", comments pending " + std::to_string(m.comments_pending.load());
+  return "events " + std::to_string(m.events_in.load()) + ", duplicates " +
+         std::to_string(m.duplicates.load()) + ", rejected " + std::to_string(rejected) +
+         ", comments pending " + std::to_string(m.comments_pending.load());
 }
 
 // Runs the comment writer until `stop`; logs each failing job once per
@@ -47,8 +49,10 @@ void commentLoop(const AggregatorConfig& c, Metrics& metrics, const std::atomic<
     log::error("comments: database: " + store.error().message());
     return;
   }
-  SlurmdbAccounting accounting(c.cluster_name, c.slurm_conf.value_or(""), int(c.comment_connections));
-  CommentWriter writer(**store, accounting, metrics, {.writes_per_second = double(c.comment_writes_per_second),
+  SlurmdbAccounting accounting(c.cluster_name, c.slurm_conf.value_or(""),
+                               int(c.comment_connections));
+  CommentWriter writer(**store, accounting, metrics,
+                       {.writes_per_second = double(c.comment_writes_per_second),
                         .batch_size = int(c.comment_batch_size)},
                        wallNs);
   uint64_t failures_seen = 0;
@@ -68,8 +72,11 @@ void commentLoop(const AggregatorConfig& c, Metrics& metrics, const std::atomic<
 // the one in force.
 void reloadAllowList(Server& server, const std::string& dir) {
   auto n = server.reloadAllowList();
-  if (n.ok()) log::info("allow list: reloaded " + dir + ", " + std::to_string(*n) + " nodes");
-  else log::error("allow list: not reloaded, the previous list stays in force: " + n.error().message());
+  if (n.ok())
+    log::info("allow list: reloaded " + dir + ", " + std::to_string(*n) + " nodes");
+  else
+    log::error("allow list: not reloaded, the previous list stays in force: " +
+               n.error().message());
 }
 
 // Logs refused frames: one line each, at most kRefusalLines per 10 s, then
@@ -81,11 +88,15 @@ class RefusalLog {
     auto refused = server.takeRejections(&more);
     suppressed_ += more;
     if (now - window_ >= std::chrono::seconds(10)) {
-      if (suppressed_ > 0) log::warning("ingest: " + std::to_string(suppressed_) + " more frames refused");
+      if (suppressed_ > 0)
+        log::warning("ingest: " + std::to_string(suppressed_) + " more frames refused");
       window_ = now, lines_ = 0, suppressed_ = 0;
     }
     for (const auto& r : refused) {
-      if (lines_ >= kRefusalLines) { ++suppressed_; continue; }
+      if (lines_ >= kRefusalLines) {
+        ++suppressed_;
+        continue;
+      }
       ++lines_;
       log::warning(describe(r));
     }
@@ -93,8 +104,11 @@ class RefusalLog {
 
  private:
   static std::string describe(const Rejection& r) {
-    std::string what = "ingest: refused a frame from " + (r.peer.empty() ? std::string("an unnamed peer") : r.peer);
-    if (r.nack.seq != 0) what += " (epoch " + std::to_string(r.nack.epoch) + ", seq " + std::to_string(r.nack.seq) + ")";
+    std::string what = "ingest: refused a frame from " +
+                       (r.peer.empty() ? std::string("an unnamed peer") : r.peer);
+    if (r.nack.seq != 0)
+      what +=
+          " (epoch " + std::to_string(r.nack.epoch) + ", seq " + std::to_string(r.nack.seq) + ")";
     what += std::string(": ") + event::nackReasonName(r.nack.reason);
     if (!r.nack.message.empty()) what += ": " + r.nack.message;
     return what + (r.nack.skipped ? "; not stored, the stream goes on" : "");
@@ -136,13 +150,17 @@ int runDaemon(const AggregatorConfig& c) {
   if (Status s = ingestor.load(); !s.ok()) return fail("database " + c.database, s.error());
   std::unique_ptr<metrics::HttpEndpoint> metrics_server;
   if (c.metrics_address) {
-    auto m = metrics::HttpEndpoint::start(*c.metrics_address, [&metrics](metrics::Format f) { return metrics.render(f); });
+    auto m = metrics::HttpEndpoint::start(
+        *c.metrics_address, [&metrics](metrics::Format f) { return metrics.render(f); });
     if (!m.ok()) return fail("MetricsAddress", m.error());
     metrics_server = std::move(*m);
   }
-  ServerOptions options{c.listen, *keys, c.allow_list_dir, c.max_frame_bytes, c.batch_size,
-                        std::chrono::milliseconds(c.batch_wait_ms), c.ping_interval, c.ping_timeout,
-                        c.tcp_keepalive, c.query_address.value_or(""), c.database};
+  ServerOptions options{c.listen,         *keys,
+                        c.allow_list_dir, c.max_frame_bytes,
+                        c.batch_size,     std::chrono::milliseconds(c.batch_wait_ms),
+                        c.ping_interval,  c.ping_timeout,
+                        c.tcp_keepalive,  c.query_address.value_or(""),
+                        c.database};
   auto server = Server::start(options, ingestor, metrics);
   if (!server.ok()) return fail("listen", server.error());
 
@@ -152,11 +170,13 @@ int runDaemon(const AggregatorConfig& c) {
 
   const uint64_t fd_limit = raiseDescriptorLimit();
   log::info("started: listening on " + c.listen +
-            (c.query_address ? ", questions on " + *c.query_address : std::string()) + ", database " + c.database + ", up to " +
-            std::to_string(fd_limit) + " descriptors (about as many nodes)");
+            (c.query_address ? ", questions on " + *c.query_address : std::string()) +
+            ", database " + c.database + ", up to " + std::to_string(fd_limit) +
+            " descriptors (about as many nodes)");
   notify::ready(statusLine(metrics));
   auto ping = notify::watchdogInterval();
-  auto last_status = std::chrono::steady_clock::now(), last_ping = last_status, last_error = last_status - std::chrono::hours(1);
+  auto last_status = std::chrono::steady_clock::now(), last_ping = last_status,
+       last_error = last_status - std::chrono::hours(1);
   timespec zero{};
   RefusalLog refusals;
   while (true) {
@@ -171,7 +191,8 @@ int runDaemon(const AggregatorConfig& c) {
       last_error = now;
     }
     if (ping.count() && now - last_ping >= ping) notify::watchdog(), last_ping = now;
-    if (now - last_status >= std::chrono::seconds(1)) notify::status(statusLine(metrics)), last_status = now;
+    if (now - last_status >= std::chrono::seconds(1))
+      notify::status(statusLine(metrics)), last_status = now;
   }
   notify::stopping();
   log::info("stopping: " + statusLine(metrics));

@@ -10,18 +10,31 @@ using J = nlohmann::ordered_json;
 
 struct ToJson {
   J operator()(const event::PrologStarted& e) {
-    return {{"job_id", e.job_id}, {"uid", e.uid}, {"user", e.user}, {"node_list", e.node_list},
-            {"node_count", e.node_count}, {"restart_count", e.restart_count}};
+    return {{"job_id", e.job_id},
+            {"uid", e.uid},
+            {"user", e.user},
+            {"node_list", e.node_list},
+            {"node_count", e.node_count},
+            {"restart_count", e.restart_count}};
   }
   J operator()(const event::PrologFinished& e) {
-    return {{"job_id", e.job_id}, {"result", event::jobResultName(e.result)}, {"devices", e.devices},
-            {"partition", e.partition}, {"duration_us", e.duration_us}, {"message", e.message},
-            {"accel_kind", e.accel_kind}, {"appliance_limit_s", e.appliance_limit_s},
+    return {{"job_id", e.job_id},
+            {"result", event::jobResultName(e.result)},
+            {"devices", e.devices},
+            {"partition", e.partition},
+            {"duration_us", e.duration_us},
+            {"message", e.message},
+            {"accel_kind", e.accel_kind},
+            {"appliance_limit_s", e.appliance_limit_s},
             {"limit_unmeasured", e.limit_unmeasured}};
   }
   J operator()(const event::EpilogFinished& e) {
-    return {{"job_id", e.job_id}, {"result", event::jobResultName(e.result)}, {"duration_us", e.duration_us},
-            {"message", e.message}, {"cleanup_ok", e.cleanup_ok}, {"appliance_seconds", e.appliance_seconds},
+    return {{"job_id", e.job_id},
+            {"result", event::jobResultName(e.result)},
+            {"duration_us", e.duration_us},
+            {"message", e.message},
+            {"cleanup_ok", e.cleanup_ok},
+            {"appliance_seconds", e.appliance_seconds},
             {"restart_count", e.restart_count}};
   }
   J operator()(const event::AgentStarted& e) {
@@ -31,17 +44,23 @@ struct ToJson {
     return {{"job_id", e.job_id}, {"step_id", e.step_id}, {"task_id", e.task_id}, {"pid", e.pid}};
   }
   J operator()(const event::TaskEnded& e) {
-    return {{"job_id", e.job_id}, {"step_id", e.step_id}, {"task_id", e.task_id}, {"exit_code", e.exit_code}};
+    return {{"job_id", e.job_id},
+            {"step_id", e.step_id},
+            {"task_id", e.task_id},
+            {"exit_code", e.exit_code}};
   }
   J operator()(const event::StepStarted& e) {
-    return {{"job_id", e.job_id}, {"step_id", e.step_id}, {"name", e.name}, {"surrogate", e.surrogate}};
+    return {
+        {"job_id", e.job_id}, {"step_id", e.step_id}, {"name", e.name}, {"surrogate", e.surrogate}};
   }
   J operator()(const event::StepEnded& e) {
     return {{"job_id", e.job_id}, {"step_id", e.step_id}, {"exit_code", e.exit_code}};
   }
   J operator()(const event::ApplianceJobChanged& e) {
-    return {{"job_id", e.job_id}, {"appliance_job", e.appliance_job},
-            {"state", event::applianceStateName(e.state)}, {"csx_count", e.csx_count},
+    return {{"job_id", e.job_id},
+            {"appliance_job", e.appliance_job},
+            {"state", event::applianceStateName(e.state)},
+            {"csx_count", e.csx_count},
             {"seconds_used", e.seconds_used}};
   }
   J operator()(const event::TimeLimitWarning& e) {
@@ -52,7 +71,8 @@ struct ToJson {
   }
   J operator()(const event::NodeHeartbeat& e) {
     return {{"accelerators", e.accelerators}, {"accelerators_busy", e.accelerators_busy},
-            {"accel_kind", e.accel_kind}, {"jobs", e.jobs}, {"backlog", e.backlog}, {"interval_s", e.interval_s}};
+            {"accel_kind", e.accel_kind},     {"jobs", e.jobs},
+            {"backlog", e.backlog},           {"interval_s", e.interval_s}};
   }
 };
 
@@ -69,8 +89,13 @@ std::string isoTime(int64_t ns) {
 }
 
 J eventJson(const StoredEvent& s) {
-  J j{{"row", s.row},          {"node", s.header.node}, {"epoch", s.header.epoch}, {"seq", s.header.seq},
-      {"time", isoTime(s.header.time_ns)}, {"kind", s.kind}, {"job_id", s.job_id}};
+  J j{{"row", s.row},
+      {"node", s.header.node},
+      {"epoch", s.header.epoch},
+      {"seq", s.header.seq},
+      {"time", isoTime(s.header.time_ns)},
+      {"kind", s.kind},
+      {"job_id", s.job_id}};
   // Stored envelopes were verified on arrival; decoding again is still checked.
   auto env = event::decode(s.envelope);
   if (env.ok() && env->event) j["event"] = std::visit(ToJson{}, *env->event);
@@ -79,10 +104,12 @@ J eventJson(const StoredEvent& s) {
 
 std::string eventLine(const StoredEvent& s) {
   J j = eventJson(s);
-  std::string line = isoTime(s.header.time_ns) + " " + s.header.node + " " + std::to_string(s.header.epoch) + ":" +
-                     std::to_string(s.header.seq) + " " + s.kind;
+  std::string line = isoTime(s.header.time_ns) + " " + s.header.node + " " +
+                     std::to_string(s.header.epoch) + ":" + std::to_string(s.header.seq) + " " +
+                     s.kind;
   if (s.job_id) line += " job=" + std::to_string(s.job_id);
-  if (j.contains("event")) line += " " + j["event"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (j.contains("event"))
+    line += " " + j["event"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return line;
 }
 

@@ -56,16 +56,24 @@ std::optional<Ask> parseAsk(const zmq::message_t& m) {
   if (!fb::MessageBufferHasIdentifier(data) || !fb::VerifyMessageBuffer(v)) return std::nullopt;
   const auto* a = fb::GetMessage(data)->body_as_EventsAsk();
   if (!a) return std::nullopt;
-  return Ask{a->id(), a->job_id(), a->uid(), a->admin(), std::max<int64_t>(0, a->after_row()),
-             a->node() ? a->node()->str() : std::string(), a->json(), a->wait()};
+  return Ask{a->id(),
+             a->job_id(),
+             a->uid(),
+             a->admin(),
+             std::max<int64_t>(0, a->after_row()),
+             a->node() ? a->node()->str() : std::string(),
+             a->json(),
+             a->wait()};
 }
 
 std::string encodeAnswer(uint64_t id, fb::Outcome outcome, const std::string& message,
                          const std::vector<std::string>& lines, int64_t last_row, bool more) {
   flatbuffers::FlatBufferBuilder fbb(1024 + 16 * lines.size());
   auto text = fbb.CreateVectorOfStrings(lines);
-  auto answer = fb::CreateEventsAnswer(fbb, id, outcome, fbb.CreateString(message), text, last_row, more);
-  fbb.Finish(fb::CreateMessage(fbb, fb::Body::EventsAnswer, answer.Union()), fb::MessageIdentifier());
+  auto answer =
+      fb::CreateEventsAnswer(fbb, id, outcome, fbb.CreateString(message), text, last_row, more);
+  fbb.Finish(fb::CreateMessage(fbb, fb::Body::EventsAnswer, answer.Union()),
+             fb::MessageIdentifier());
   return std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
 }
 
@@ -83,7 +91,8 @@ struct EventQueries::Impl {
   std::unordered_map<uint32_t, uint32_t> owners;  // job -> uid, once recorded
   int64_t seen_row = 0;  // new rows after this are looked at on the next commit
 
-  Impl(zmq::context_t& ctx, const QueryOptions& o) : options(o), router(ctx, zmq::socket_type::router) {}
+  Impl(zmq::context_t& ctx, const QueryOptions& o)
+      : options(o), router(ctx, zmq::socket_type::router) {}
 
   ~Impl() {
     if (event_fd >= 0) close(event_fd);
@@ -93,9 +102,11 @@ struct EventQueries::Impl {
     while (!stop) {
       auto wait = std::chrono::milliseconds(1000);
       if (!held.empty())
-        wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(held.front().since + options.hold_timeout - Clock::now()),
+        wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(
+                              held.front().since + options.hold_timeout - Clock::now()),
                           std::chrono::milliseconds(0), wait);
-      zmq::pollitem_t items[2] = {{router.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, event_fd, ZMQ_POLLIN, 0}};
+      zmq::pollitem_t items[2] = {{router.handle(), 0, ZMQ_POLLIN, 0},
+                                  {nullptr, event_fd, ZMQ_POLLIN, 0}};
       zmq::poll(items, 2, wait);
       if (items[1].revents & ZMQ_POLLIN) {
         uint64_t n;
@@ -126,7 +137,8 @@ struct EventQueries::Impl {
       std::string from = user ? user : "";
       auto ask = parseAsk(payload);
       if (!ask || payload.more()) {
-        send(identity.to_string(), encodeAnswer(0, fb::Outcome::BadRequest, "not an events question", {}, 0, false));
+        send(identity.to_string(),
+             encodeAnswer(0, fb::Outcome::BadRequest, "not an events question", {}, 0, false));
         continue;
       }
       answer(identity.to_string(), from, *ask, Clock::now());
@@ -154,14 +166,19 @@ struct EventQueries::Impl {
     return *owner;
   }
 
-  void answer(const std::string& peer, const std::string& from, const Ask& ask, Clock::time_point since) {
-    const std::string not_found = "no events of job " + std::to_string(ask.job_id) + " of yours are recorded";
+  void answer(const std::string& peer, const std::string& from, const Ask& ask,
+              Clock::time_point since) {
+    const std::string not_found =
+        "no events of job " + std::to_string(ask.job_id) + " of yours are recorded";
     if (!ask.admin) {
       auto owner = ownerOf(ask.job_id);
-      if (owner && *owner != ask.uid) return send(peer, encodeAnswer(ask.id, fb::Outcome::NotFound, not_found, {}, ask.after_row, false));
+      if (owner && *owner != ask.uid)
+        return send(
+            peer, encodeAnswer(ask.id, fb::Outcome::NotFound, not_found, {}, ask.after_row, false));
       if (!owner) {
         if (ask.wait) return hold(peer, from, ask, since);
-        return send(peer, encodeAnswer(ask.id, fb::Outcome::NotFound, not_found, {}, ask.after_row, false));
+        return send(
+            peer, encodeAnswer(ask.id, fb::Outcome::NotFound, not_found, {}, ask.after_row, false));
       }
     }
     EventFilter filter{ask.job_id, std::nullopt, ask.after_row, options.max_answer_events};
@@ -169,7 +186,8 @@ struct EventQueries::Impl {
     auto rows = store->readEvents(filter);
     if (!rows.ok()) {
       log::warning("events query: " + rows.error().message());
-      return send(peer, encodeAnswer(ask.id, fb::Outcome::Busy, "the aggregator cannot read its database now", {},
+      return send(peer, encodeAnswer(ask.id, fb::Outcome::Busy,
+                                     "the aggregator cannot read its database now", {},
                                      ask.after_row, false));
     }
     if (rows->empty() && ask.wait) return hold(peer, from, ask, since);
@@ -178,8 +196,9 @@ struct EventQueries::Impl {
     int64_t last = ask.after_row;
     bool more = rows->size() == size_t(options.max_answer_events);
     for (const auto& e : *rows) {
-      std::string line = ask.json ? eventJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                                  : eventLine(e);
+      std::string line =
+          ask.json ? eventJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                   : eventLine(e);
       const size_t cap = options.max_answer_bytes / 2;
       if (line.size() > cap) line = line.substr(0, cap) + " ...(cut)";
       if (!lines.empty() && bytes + line.size() > options.max_answer_bytes) {
@@ -193,12 +212,14 @@ struct EventQueries::Impl {
     send(peer, encodeAnswer(ask.id, fb::Outcome::Ok, "", lines, last, more));
   }
 
-  void hold(const std::string& peer, const std::string& from, const Ask& ask, Clock::time_point since) {
+  void hold(const std::string& peer, const std::string& from, const Ask& ask,
+            Clock::time_point since) {
     size_t& mine = held_by_node[from];
     if (held.size() >= options.max_held || mine >= options.max_held_per_node) {
       if (mine == 0) held_by_node.erase(from);
-      return send(peer, encodeAnswer(ask.id, fb::Outcome::Busy, "the aggregator holds too many questions; try again later",
-                                     {}, ask.after_row, false));
+      return send(peer, encodeAnswer(ask.id, fb::Outcome::Busy,
+                                     "the aggregator holds too many questions; try again later", {},
+                                     ask.after_row, false));
     }
     ++mine;
     // Kept in order of `since`, oldest first (a re-held ask keeps its place).
@@ -261,7 +282,8 @@ void EventQueries::committed() {
   (void)!write(impl_->event_fd, &one, sizeof one);
 }
 
-Result<std::unique_ptr<EventQueries>> EventQueries::start(zmq::context_t& ctx, const QueryOptions& o,
+Result<std::unique_ptr<EventQueries>> EventQueries::start(zmq::context_t& ctx,
+                                                          const QueryOptions& o,
                                                           const event::CurveKeyPair& keys) {
   auto impl = std::make_unique<Impl>(ctx, o);
   auto store = Store::open(o.database, Store::Mode::kReadOnly);

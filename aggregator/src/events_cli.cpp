@@ -22,8 +22,9 @@ int runEvents(const EventsQuery& q) {
       return 1;
     }
     for (const auto& e : *rows) {
-      std::string line = q.json ? eventJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                                : eventLine(e);
+      std::string line =
+          q.json ? eventJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                 : eventLine(e);
       std::printf("%s\n", line.c_str());
       filter.after_row = e.row;
     }

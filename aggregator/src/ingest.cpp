@@ -18,11 +18,13 @@ Offer refused(std::optional<StreamKey> key, event::Nack nack) {
 }
 }  // namespace
 
-Ingestor::Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes, std::chrono::seconds summary_wait)
+Ingestor::Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes,
+                   std::chrono::seconds summary_wait)
     : store_(store),
       metrics_(metrics),
       max_frame_(max_frame_bytes),
-      summary_wait_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(summary_wait).count()) {}
+      summary_wait_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(summary_wait).count()) {
+}
 
 Status Ingestor::load() {
   auto progress = store_.loadProgress();
@@ -44,9 +46,12 @@ uint64_t Ingestor::acked(const StreamKey& key) const {
 Offer Ingestor::offer(std::string_view peer_node, std::span<const uint8_t> bytes, int64_t now_ns) {
   if (bytes.size() > max_frame_)
     return refuse(peer_node, bytes, Reject::kOversized, event::NackReason::kOversized,
-                  "frame of " + std::to_string(bytes.size()) + " bytes, over MaxFrameSize " + std::to_string(max_frame_));
+                  "frame of " + std::to_string(bytes.size()) + " bytes, over MaxFrameSize " +
+                      std::to_string(max_frame_));
   auto env = event::decode(bytes);
-  if (!env.ok()) return refuse(peer_node, bytes, Reject::kInvalid, event::NackReason::kInvalid, env.error().message());
+  if (!env.ok())
+    return refuse(peer_node, bytes, Reject::kInvalid, event::NackReason::kInvalid,
+                  env.error().message());
   const event::Header& h = env->header;
   if (!peer_node.empty() && h.node != peer_node)
     return refuse(peer_node, bytes, Reject::kNodeMismatch, event::NackReason::kNodeMismatch, "");
@@ -61,7 +66,8 @@ Offer Ingestor::offer(std::string_view peer_node, std::span<const uint8_t> bytes
     metrics_.reject(Reject::kOutOfOrder);
     return ackOnly(key);
   }
-  if (stream == streams_.end()) stream = streams_.try_emplace(key).first;  // only streams that begin
+  if (stream == streams_.end())
+    stream = streams_.try_emplace(key).first;  // only streams that begin
   uint32_t job_id = env->event ? event::jobIdOf(*env->event) : 0;
   if (auto why = refusalOf(*env, job_id, now_ns)) {
     metrics_.reject(Reject::kNotOnJob);
@@ -95,12 +101,14 @@ Offer Ingestor::refuse(std::string_view peer_node, std::span<const uint8_t> byte
   auto h = event::peekHeader(bytes);
   if (!h.ok()) {
     return refused(std::nullopt, event::Nack{0, 0, event::NackReason::kUnreadable, false,
-                                      message.empty() ? h.error().message() : message});
+                                             message.empty() ? h.error().message() : message});
   }
   if (!peer_node.empty() && h->node != peer_node) {
     if (why != Reject::kNodeMismatch) metrics_.reject(Reject::kNodeMismatch);
-    return refused(std::nullopt, event::Nack{h->epoch, h->seq, event::NackReason::kNodeMismatch, false,
-                                      "the frame names node '" + h->node + "', its key is " + std::string(peer_node) + "'s"});
+    return refused(std::nullopt,
+                   event::Nack{h->epoch, h->seq, event::NackReason::kNodeMismatch, false,
+                               "the frame names node '" + h->node + "', its key is " +
+                                   std::string(peer_node) + "'s"});
   }
   StreamKey key{h->node, h->epoch};
   auto stream = streams_.find(key);
@@ -118,8 +126,8 @@ Offer Ingestor::refuse(std::string_view peer_node, std::span<const uint8_t> byte
 }
 
 // Counts `seq` as received without storing anything for it.
-Offer Ingestor::skip(Streams::iterator stream, const StreamKey& key, uint64_t seq, event::NackReason reason,
-                     std::string message) {
+Offer Ingestor::skip(Streams::iterator stream, const StreamKey& key, uint64_t seq,
+                     event::NackReason reason, std::string message) {
   stage(stream, seq);
   return refused(key, event::Nack{key.second, seq, reason, true, std::move(message)});
 }
@@ -132,7 +140,8 @@ void Ingestor::stage(Streams::iterator stream, uint64_t seq) {
 
 // Whether the event's node may report its job (summary.h, refusal). A job
 // whose stored summary cannot be read is not checked: the event is kept.
-std::optional<std::string> Ingestor::refusalOf(const event::Envelope& env, uint32_t job_id, int64_t now_ns) {
+std::optional<std::string> Ingestor::refusalOf(const event::Envelope& env, uint32_t job_id,
+                                               int64_t now_ns) {
   if (!env.event || job_id == 0) return std::nullopt;
   auto s = job(job_id);
   if (!s.ok()) return std::nullopt;
@@ -184,8 +193,10 @@ std::optional<Batch> Ingestor::seal(int64_t now_ns) {
     batch_.jobs.push_back(job);
     auto due = commentDueNs(job, summary_wait_ns_);
     if (!due) continue;
-    if (*due <= now_ns) batch_.comment_jobs.push_back(id);
-    else batch_.waits.push_back({id, *due});
+    if (*due <= now_ns)
+      batch_.comment_jobs.push_back(id);
+    else
+      batch_.waits.push_back({id, *due});
   }
   touched_.clear();
   Batch sealed = std::move(batch_);

@@ -1,7 +1,7 @@
 // accel-aggregatord [--config FILE]
-// accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] [--follow] [--json]
-// accel-aggregatord [--config FILE] nodes [--database PATH] [--json]
-// accel-aggregatord --check-config [--config FILE]
+// accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] [--follow]
+// [--json] accel-aggregatord [--config FILE] nodes [--database PATH] [--json] accel-aggregatord
+// --check-config [--config FILE]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -31,17 +31,20 @@ int usage() {
 int help() {
   std::fputs(kUsage, stdout);
   std::fputs(
-      "\nThe central store of every node's job events; writes each job's summary into its AdminComment.\n"
+      "\nThe central store of every node's job events; writes each job's summary into its "
+      "AdminComment.\n"
       "  --config FILE    accel-aggregator.conf (default /etc/slurm/accel-aggregator.conf)\n"
       "  --check-config   check the config file and exit (0: ok, 1: the problems are printed)\n"
-      "  --help           this text; 'accel-aggregatord events --help' and 'nodes --help' for the verbs\n",
+      "  --help           this text; 'accel-aggregatord events --help' and 'nodes --help' for the "
+      "verbs\n",
       stdout);
   return 0;
 }
 
 int eventsHelp() {
   std::fputs(
-      "usage: accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] [--follow] "
+      "usage: accel-aggregatord [--config FILE] events [--database PATH] [--job ID] [--node NAME] "
+      "[--follow] "
       "[--json]\n\n"
       "Prints the job events the aggregator stored, oldest first.\n"
       "  --database PATH   the database to read (default: Database in the config file)\n"
@@ -60,12 +63,18 @@ int events(const AggregatorConfig* config, const std::vector<std::string>& args)
     const std::string& a = args[i];
     bool has_value = i + 1 < args.size();
     if (a == "--help" || a == "-h") return eventsHelp();
-    if (a == "--follow") q.follow = true;
-    else if (a == "--json") q.json = true;
-    else if (a == "--job" && has_value) q.job_id = static_cast<uint32_t>(std::strtoul(args[++i].c_str(), nullptr, 10));
-    else if (a == "--node" && has_value) q.node = args[++i];
-    else if (a == "--database" && has_value) q.database = args[++i];
-    else return usage();
+    if (a == "--follow")
+      q.follow = true;
+    else if (a == "--json")
+      q.json = true;
+    else if (a == "--job" && has_value)
+      q.job_id = static_cast<uint32_t>(std::strtoul(args[++i].c_str(), nullptr, 10));
+    else if (a == "--node" && has_value)
+      q.node = args[++i];
+    else if (a == "--database" && has_value)
+      q.database = args[++i];
+    else
+      return usage();
   }
   return accel::aggregator::runEvents(q);
 }
@@ -73,7 +82,8 @@ int events(const AggregatorConfig* config, const std::vector<std::string>& args)
 int nodesHelp() {
   std::fputs(
       "usage: accel-aggregatord [--config FILE] nodes [--database PATH] [--json]\n\n"
-      "Prints every node the aggregator has heard from: alive while its latest event is at most three\n"
+      "Prints every node the aggregator has heard from: alive while its latest event is at most "
+      "three\n"
       "of its heartbeat intervals old, late after that, no-heartbeat if it never sent one.\n"
       "  --database PATH   the database to read (default: Database in the config file)\n"
       "  --json            one JSON object per node\n",
@@ -87,9 +97,12 @@ int nodes(const AggregatorConfig* config, const std::vector<std::string>& args) 
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") return nodesHelp();
-    if (a == "--json") q.json = true;
-    else if (a == "--database" && i + 1 < args.size()) q.database = args[++i];
-    else return usage();
+    if (a == "--json")
+      q.json = true;
+    else if (a == "--database" && i + 1 < args.size())
+      q.database = args[++i];
+    else
+      return usage();
   }
   return accel::aggregator::runNodes(q);
 }
@@ -102,25 +115,33 @@ int main(int argc, char** argv) {
   int i = 1;
   for (; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--config" && i + 1 < argc) config_path = argv[++i], explicit_config = true;
-    else if (a == "--check-config") check = true;
-    else if (a == "--help" || a == "-h") return help();
-    else if (a == "events" || a == "nodes") break;
-    else return usage();
+    if (a == "--config" && i + 1 < argc)
+      config_path = argv[++i], explicit_config = true;
+    else if (a == "--check-config")
+      check = true;
+    else if (a == "--help" || a == "-h")
+      return help();
+    else if (a == "events" || a == "nodes")
+      break;
+    else
+      return usage();
   }
   auto config = accel::aggregator::loadAggregatorConfig(config_path);
   if (i < argc) {
     std::vector<std::string> rest(argv + i + 1, argv + argc);
     // The verbs work without a config when --database is given.
     bool usable = config.ok() || !explicit_config;
-    if (!usable) return std::fprintf(stderr, "accel-aggregatord: %s\n", config.error().message().c_str()), 1;
+    if (!usable)
+      return std::fprintf(stderr, "accel-aggregatord: %s\n", config.error().message().c_str()), 1;
     const AggregatorConfig* c = config.ok() ? &*config : nullptr;
     return std::string(argv[i]) == "nodes" ? nodes(c, rest) : events(c, rest);
   }
-  if (!config.ok()) return std::fprintf(stderr, "accel-aggregatord: %s\n", config.error().message().c_str()), 1;
+  if (!config.ok())
+    return std::fprintf(stderr, "accel-aggregatord: %s\n", config.error().message().c_str()), 1;
   if (check) return 0;
-  static constexpr accel::log::Level kLevels[] = {accel::log::Level::kError, accel::log::Level::kWarning,
-                                                  accel::log::Level::kInfo, accel::log::Level::kDebug};
+  static constexpr accel::log::Level kLevels[] = {
+      accel::log::Level::kError, accel::log::Level::kWarning, accel::log::Level::kInfo,
+      accel::log::Level::kDebug};
   accel::log::init("accel-aggregatord", kLevels[static_cast<int>(config->log_level)]);
   return accel::aggregator::runDaemon(*config);
 }

@@ -8,15 +8,24 @@ namespace accel::aggregator {
 
 const char* rejectName(Reject reason) {
   switch (reason) {
-    case Reject::kFrames: return "frames";
-    case Reject::kOversized: return "oversized";
-    case Reject::kInvalid: return "invalid";
-    case Reject::kNodeMismatch: return "node_mismatch";
-    case Reject::kOutOfOrder: return "out_of_order";
-    case Reject::kUnknownKey: return "unknown_key";
-    case Reject::kNotOnJob: return "not_on_job";
-    case Reject::kKeyRevoked: return "key_revoked";
-    case Reject::kCount: break;
+    case Reject::kFrames:
+      return "frames";
+    case Reject::kOversized:
+      return "oversized";
+    case Reject::kInvalid:
+      return "invalid";
+    case Reject::kNodeMismatch:
+      return "node_mismatch";
+    case Reject::kOutOfOrder:
+      return "out_of_order";
+    case Reject::kUnknownKey:
+      return "unknown_key";
+    case Reject::kNotOnJob:
+      return "not_on_job";
+    case Reject::kKeyRevoked:
+      return "key_revoked";
+    case Reject::kCount:
+      break;
   }
   return "other";
 }
@@ -44,34 +53,44 @@ std::string Metrics::render(int64_t now_ns, metrics::Format format) const {
   metrics::Registry r;
   r.counter("accel_aggregator_events", "Events accepted and committed.").add(events_in);
   r.counter("accel_aggregator_duplicates", "Events dropped as already stored.").add(duplicates);
-  auto& refused = r.counters("accel_aggregator_rejected", "Frames or connections refused, by reason.", {"reason"});
-  for (size_t i = 0; i < size_t(Reject::kCount); ++i) refused.with({rejectName(Reject(i))}).add(rejected[i]);
-  r.counter("accel_aggregator_unknown_kind", "Stored events of a kind this build cannot read.").add(unknown_kinds);
+  auto& refused = r.counters("accel_aggregator_rejected",
+                             "Frames or connections refused, by reason.", {"reason"});
+  for (size_t i = 0; i < size_t(Reject::kCount); ++i)
+    refused.with({rejectName(Reject(i))}).add(rejected[i]);
+  r.counter("accel_aggregator_unknown_kind", "Stored events of a kind this build cannot read.")
+      .add(unknown_kinds);
   r.counter("accel_aggregator_batches", "Committed ingest transactions.").add(batches);
-  r.counter("accel_aggregator_commit_failures", "Ingest transactions that failed.").add(commit_failures);
-  r.counter("accel_aggregator_comment_writes", "AdminComment writes that succeeded.").add(comment_writes);
-  r.counter("accel_aggregator_comment_failures", "AdminComment write attempts that failed.").add(comment_failures);
+  r.counter("accel_aggregator_commit_failures", "Ingest transactions that failed.")
+      .add(commit_failures);
+  r.counter("accel_aggregator_comment_writes", "AdminComment writes that succeeded.")
+      .add(comment_writes);
+  r.counter("accel_aggregator_comment_failures", "AdminComment write attempts that failed.")
+      .add(comment_failures);
   r.counter("accel_aggregator_comment_waits",
             "AdminComment writes put off because slurmdbd had not yet recorded the job's end.")
       .add(comment_waits);
-  r.gauge("accel_aggregator_pending_comments", "Job summaries waiting to be written into Slurm accounting.")
+  r.gauge("accel_aggregator_pending_comments",
+          "Job summaries waiting to be written into Slurm accounting.")
       .set(double(comments_pending.load()));
   r.gauge("accel_aggregator_nodes_connected",
-          "Connections from nodes open now (accepted and not yet closed; one per node that is linked).")
+          "Connections from nodes open now (accepted and not yet closed; one per node that is "
+          "linked).")
       .set(double(connections.load()));
   std::lock_guard lock(mu_);
   double worst = 0;
   for (const auto& [node, lag] : lag_) worst = std::max(worst, lag);
   r.gauge("accel_aggregator_lag_seconds",
-          "The largest node lag: receive time minus event time of a node's latest event, over all nodes.")
+          "The largest node lag: receive time minus event time of a node's latest event, over all "
+          "nodes.")
       .set(worst);
   auto& lags = r.gauges("accel_aggregator_node_lag_seconds",
                         "Receive time minus event time of the node's latest event.", {"node"});
   for (const auto& [node, lag] : lag_) lags.with({node}).set(lag);
-  auto& states = r.gauges("accel_aggregator_nodes",
-                          "Nodes heard from, by liveness: alive (an event within three of its heartbeat "
-                          "intervals), late, no-heartbeat (never sent one).",
-                          {"state"});
+  auto& states =
+      r.gauges("accel_aggregator_nodes",
+               "Nodes heard from, by liveness: alive (an event within three of its heartbeat "
+               "intervals), late, no-heartbeat (never sent one).",
+               {"state"});
   for (const char* state : {"alive", "late", "no-heartbeat"}) states.with({state});
   for (const auto& [node, heard] : nodes_) {
     auto& g = states.with({nodeState(heard, now_ns)});

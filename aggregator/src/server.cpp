@@ -100,7 +100,8 @@ struct Server::Impl {
           list = zap_allow;
         }
         auto it = list->node_by_key.find(z85);
-        if (it != list->node_by_key.end()) status = "200", text = "OK", user = it->second, metadata = keyMetadata(z85);
+        if (it != list->node_by_key.end())
+          status = "200", text = "OK", user = it->second, metadata = keyMetadata(z85);
       }
       if (status != "200") metrics.reject(Reject::kUnknownKey);
       std::string id = req.size() > 1 ? req[1].to_string() : std::string();
@@ -119,7 +120,8 @@ struct Server::Impl {
     bool full = open_frames >= options.batch_max;
     if (open_since && !writer.busy()) {
       if (full) return;
-      auto due = std::chrono::ceil<std::chrono::milliseconds>(*open_since + options.batch_wait - Clock::now());
+      auto due = std::chrono::ceil<std::chrono::milliseconds>(*open_since + options.batch_wait -
+                                                              Clock::now());
       wait = std::clamp(due, std::chrono::milliseconds(0), wait);
     }
     zmq::pollitem_t items[3] = {{nullptr, writer.readyFd(), ZMQ_POLLIN, 0},
@@ -139,8 +141,10 @@ struct Server::Impl {
       if (event.size() < 2) continue;
       uint16_t id;
       std::memcpy(&id, event.data(), sizeof id);
-      if (id == ZMQ_EVENT_ACCEPTED) ++metrics.connections;
-      else if (id == ZMQ_EVENT_DISCONNECTED) --metrics.connections;
+      if (id == ZMQ_EVENT_ACCEPTED)
+        ++metrics.connections;
+      else if (id == ZMQ_EVENT_DISCONNECTED)
+        --metrics.connections;
     }
   }
 
@@ -177,8 +181,8 @@ struct Server::Impl {
     if (done->second.ok()) {
       sendAcks(flight_acks);
       if (queries) queries->committed();
-    }
-    else resetOpen();
+    } else
+      resetOpen();
     flight_acks.clear();
     return done->second;
   }
@@ -208,17 +212,22 @@ struct Server::Impl {
       std::string_view peer = identity.to_string_view();
       if (user && !stillAllowed(payload, user)) {
         metrics.reject(Reject::kKeyRevoked);
-        refused(peer, {user, {0, 0, event::NackReason::kKeyRevoked, false, "the key is no longer on the allow list"}});
+        refused(peer, {user,
+                       {0, 0, event::NackReason::kKeyRevoked, false,
+                        "the key is no longer on the allow list"}});
         continue;
       }
-      Offer offer = ingestor.offer(user ? std::string_view(user) : std::string_view(), {static_cast<const uint8_t*>(payload.data()), payload.size()}, now);
+      Offer offer =
+          ingestor.offer(user ? std::string_view(user) : std::string_view(),
+                         {static_cast<const uint8_t*>(payload.data()), payload.size()}, now);
       if (offer.nack) refused(peer, {user ? user : "", std::move(*offer.nack), offer.job_id});
       auto& key = offer.ack;
       if (!key) continue;
       // ROUTER takes frames from its peers in turn: a (peer, stream) is
       // remembered unless it is among the last few (sendAcks drops the rest).
       auto recent = acks.end() - std::ptrdiff_t(std::min<size_t>(acks.size(), kRecentAcks));
-      if (std::none_of(recent, acks.end(), [&](const PeerStream& a) { return a.second == *key && a.first == peer; }))
+      if (std::none_of(recent, acks.end(),
+                       [&](const PeerStream& a) { return a.second == *key && a.first == peer; }))
         acks.emplace_back(std::string(peer), std::move(*key));
     }
     return n;
@@ -235,8 +244,10 @@ struct Server::Impl {
     auto nack = event::encodeNack(r.nack);
     if (router.send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait))
       (void)router.send(zmq::buffer(nack), zmq::send_flags::dontwait);
-    if (rejections.size() < kKeptRejections) rejections.push_back(std::move(r));
-    else ++rejections_dropped;
+    if (rejections.size() < kKeptRejections)
+      rejections.push_back(std::move(r));
+    else
+      ++rejections_dropped;
   }
 
   void useAllowList(std::shared_ptr<const AllowList> list) {
@@ -274,7 +285,8 @@ Server::~Server() {
   if (impl_->zap_thread.joinable()) impl_->zap_thread.join();
 }
 
-Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& ingestor, Metrics& metrics) {
+Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& ingestor,
+                                              Metrics& metrics) {
   auto impl = std::make_unique<Impl>(o, ingestor, metrics);
   auto allow = loadAllowList(o.allow_dir, ::geteuid());
   if (!allow.ok()) return allow.error();
@@ -301,7 +313,8 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
       r.set(zmq::sockopt::heartbeat_timeout, static_cast<int>(o.ping_timeout.count()));
     }
     event::setTcpKeepalive(r, o.tcp_keepalive);
-    if (zmq_socket_monitor(r.handle(), kMonitorEndpoint, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) != 0)
+    if (zmq_socket_monitor(r.handle(), kMonitorEndpoint,
+                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) != 0)
       throw zmq::error_t();
     impl->monitor.set(zmq::sockopt::linger, 0);
     impl->monitor.connect(kMonitorEndpoint);

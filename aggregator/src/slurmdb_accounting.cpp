@@ -6,14 +6,14 @@
 
 #include <slurm/slurmdb.h>
 
-#include "accel/slurm/slurm_compat.h"
-
 #include <algorithm>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "accel/slurm/slurm_compat.h"
 
 // Exported by libslurm but missing from its headers; sacctmgr uses them to
 // get a record whose unset fields are NO_VAL (a zeroed record would also
@@ -92,9 +92,13 @@ Error unreachable(const std::string& what) {
 
 }  // namespace
 
-SlurmdbAccounting::SlurmdbAccounting(std::optional<std::string> cluster, std::string slurm_conf, int connections)
-    : cluster_(std::move(cluster)), slurm_conf_(std::move(slurm_conf)), connections_(std::max(1, connections)) {
-  std::call_once(g_init, [this] { slurm_init(slurm_conf_.empty() ? nullptr : slurm_conf_.c_str()); });
+SlurmdbAccounting::SlurmdbAccounting(std::optional<std::string> cluster, std::string slurm_conf,
+                                     int connections)
+    : cluster_(std::move(cluster)),
+      slurm_conf_(std::move(slurm_conf)),
+      connections_(std::max(1, connections)) {
+  std::call_once(g_init,
+                 [this] { slurm_init(slurm_conf_.empty() ? nullptr : slurm_conf_.c_str()); });
 }
 
 SlurmdbAccounting::~SlurmdbAccounting() = default;
@@ -111,7 +115,8 @@ Result<std::string> SlurmdbAccounting::cluster() {
   return name;
 }
 
-Result<std::map<uint32_t, AccountedJob>> SlurmdbAccounting::adminComments(const std::vector<uint32_t>& job_ids) {
+Result<std::map<uint32_t, AccountedJob>> SlurmdbAccounting::adminComments(
+    const std::vector<uint32_t>& job_ids) {
   std::map<uint32_t, AccountedJob> out;
   if (job_ids.empty()) return out;
   auto name = cluster();
@@ -121,10 +126,12 @@ Result<std::map<uint32_t, AccountedJob>> SlurmdbAccounting::adminComments(const 
   JobSelector sel(job_ids, *name);
   list_t* jobs = slurmdb_jobs_get(db.get(), sel.cond());
   if (!jobs) return unreachable("slurmdbd job query");
-  std::unique_ptr<void, void (*)(void*)> guard(jobs, [](void* l) { slurm_list_destroy(static_cast<list_t*>(l)); });
+  std::unique_ptr<void, void (*)(void*)> guard(
+      jobs, [](void* l) { slurm_list_destroy(static_cast<list_t*>(l)); });
   list_itr_t* it = slurm_list_iterator_create(jobs);
   while (auto* rec = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it)))
-    out[rec->jobid] = {.admin_comment = rec->admin_comment ? rec->admin_comment : "", .running = inProgress(rec->state)};
+    out[rec->jobid] = {.admin_comment = rec->admin_comment ? rec->admin_comment : "",
+                       .running = inProgress(rec->state)};
   slurm_list_iterator_destroy(it);
   return out;
 }
@@ -155,7 +162,8 @@ void writeOver(const std::string& cluster, const CommentUpdate* updates, size_t 
     int count = slurm_list_count(changed);
     slurm_list_destroy(changed);
     if (count == 0) {
-      out[i] = Error(ErrorCode::kNotFound, "slurmdbd changed no record for job " + std::to_string(updates[i].job_id));
+      out[i] = Error(ErrorCode::kNotFound,
+                     "slurmdbd changed no record for job " + std::to_string(updates[i].job_id));
       continue;
     }
     out[i] = okStatus();
@@ -181,8 +189,8 @@ std::vector<Status> SlurmdbAccounting::setAdminComments(const std::vector<Commen
   const size_t per = (updates.size() + slices - 1) / slices;
   std::vector<std::thread> writers;
   for (size_t from = per; from < updates.size(); from += per)
-    writers.emplace_back(writeOver, std::cref(*name), updates.data() + from, std::min(per, updates.size() - from),
-                         out.data() + from);
+    writers.emplace_back(writeOver, std::cref(*name), updates.data() + from,
+                         std::min(per, updates.size() - from), out.data() + from);
   writeOver(*name, updates.data(), std::min(per, updates.size()), out.data());
   for (auto& t : writers) t.join();
   return out;

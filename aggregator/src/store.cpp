@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <span>
-#include <variant>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
+#include <variant>
 
 namespace accel::aggregator {
 namespace {
@@ -12,12 +12,17 @@ namespace {
 // A prepared statement; finalized on scope exit.
 class Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr);
+  }
   ~Stmt() { sqlite3_finalize(s_); }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   bool ok() const { return rc_ == SQLITE_OK; }
-  Stmt& bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); return *this; }
+  Stmt& bind(int i, int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
   Stmt& bind(int i, const std::string& v) {
     sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
@@ -39,7 +44,8 @@ class Stmt {
   Status run() {
     int rc = step();
     sqlite3_reset(s_);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) return Error(ErrorCode::kIo, std::string("sqlite: ") + sqlite3_errmsg(db_));
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+      return Error(ErrorCode::kIo, std::string("sqlite: ") + sqlite3_errmsg(db_));
     return okStatus();
   }
   // Makes a cached statement ready for its next use after step().
@@ -129,7 +135,8 @@ Result<std::vector<StoredEvent>> readRows(sqlite3* db, Stmt& s) {
 
 }  // namespace
 
-constexpr const char* kInsertEvents = "INSERT INTO events(node,epoch,seq,time_ns,kind,job_id,received_ns,envelope) VALUES";
+constexpr const char* kInsertEvents =
+    "INSERT INTO events(node,epoch,seq,time_ns,kind,job_id,received_ns,envelope) VALUES";
 constexpr const char* kEventRow = "(?,?,?,?,?,?,?,?)";
 constexpr int kEventColumns = 8;
 // Events are inserted this many to a statement: one step, and one pass of
@@ -147,26 +154,36 @@ struct Store::Prepared {
   explicit Prepared(sqlite3* db)
       : event(db, insertEvents(1).c_str()),
         events(db, insertEvents(kEventsPerInsert).c_str()),
-        stream(db, "INSERT INTO streams(node,epoch,acked_seq,updated_ns) VALUES(?,?,?,?) ON CONFLICT(node,epoch) "
-                   "DO UPDATE SET acked_seq=excluded.acked_seq, updated_ns=excluded.updated_ns"),
+        stream(db,
+               "INSERT INTO streams(node,epoch,acked_seq,updated_ns) VALUES(?,?,?,?) ON "
+               "CONFLICT(node,epoch) "
+               "DO UPDATE SET acked_seq=excluded.acked_seq, updated_ns=excluded.updated_ns"),
         job(db, "INSERT OR REPLACE INTO jobs(job_id,state,updated_ns) VALUES(?,?,?)"),
-        comment(db, "INSERT INTO pending_comments(job_id,generation,attempts,next_ns) VALUES(?,1,0,?) "
-                    "ON CONFLICT(job_id) DO UPDATE SET generation=generation+1, attempts=0, next_ns=excluded.next_ns"),
-        span(db, "INSERT INTO job_spans(job_id, first_row, last_row) VALUES(?,?,?) ON CONFLICT(job_id) "
-                 "DO UPDATE SET last_row = max(last_row, excluded.last_row)"),
-        wait(db, "INSERT INTO summary_waits(job_id, due_ns) VALUES(?,?) ON CONFLICT(job_id) "
-                 "DO UPDATE SET due_ns = excluded.due_ns"),
+        comment(db,
+                "INSERT INTO pending_comments(job_id,generation,attempts,next_ns) VALUES(?,1,0,?) "
+                "ON CONFLICT(job_id) DO UPDATE SET generation=generation+1, attempts=0, "
+                "next_ns=excluded.next_ns"),
+        span(db,
+             "INSERT INTO job_spans(job_id, first_row, last_row) VALUES(?,?,?) ON CONFLICT(job_id) "
+             "DO UPDATE SET last_row = max(last_row, excluded.last_row)"),
+        wait(db,
+             "INSERT INTO summary_waits(job_id, due_ns) VALUES(?,?) ON CONFLICT(job_id) "
+             "DO UPDATE SET due_ns = excluded.due_ns"),
         unwait(db, "DELETE FROM summary_waits WHERE job_id = ?"),
-        seen(db, "INSERT INTO nodes(node, last_event_ns) VALUES(?,?) ON CONFLICT(node) "
-                 "DO UPDATE SET last_event_ns = max(last_event_ns, excluded.last_event_ns)"),
-        beat(db, "UPDATE nodes SET heartbeat_ns = ?, interval_s = ?, accelerators = ?, busy = ?, accel_kind = ?, "
-                 "jobs = ?, backlog = ? WHERE node = ?"),
+        seen(db,
+             "INSERT INTO nodes(node, last_event_ns) VALUES(?,?) ON CONFLICT(node) "
+             "DO UPDATE SET last_event_ns = max(last_event_ns, excluded.last_event_ns)"),
+        beat(db,
+             "UPDATE nodes SET heartbeat_ns = ?, interval_s = ?, accelerators = ?, busy = ?, "
+             "accel_kind = ?, "
+             "jobs = ?, backlog = ? WHERE node = ?"),
         begin(db, "BEGIN IMMEDIATE"),
         commit(db, "COMMIT"),
         rollback(db, "ROLLBACK") {}
   bool ok() const {
-    return event.ok() && events.ok() && stream.ok() && job.ok() && comment.ok() && span.ok() && wait.ok() && unwait.ok() &&
-           seen.ok() && beat.ok() && begin.ok() && commit.ok() && rollback.ok();
+    return event.ok() && events.ok() && stream.ok() && job.ok() && comment.ok() && span.ok() &&
+           wait.ok() && unwait.ok() && seen.ok() && beat.ok() && begin.ok() && commit.ok() &&
+           rollback.ok();
   }
   Stmt event, events, stream, job, comment, span, wait, unwait, seen, beat, begin, commit, rollback;
   std::unordered_map<uint32_t, std::pair<int64_t, int64_t>> spans;  // per commit: job -> rows
@@ -191,11 +208,13 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, Mode mode, S
   static std::once_flag quiet;
   std::call_once(quiet, [] { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
   sqlite3* db = nullptr;
-  int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int flags =
+      mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   // NOMUTEX: SQLite takes no lock of its own around each call (it took ten
   // per stored event); the Store's mutex guards the connection instead, and
   // the ingest thread reads summaries through a connection of its own.
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
   std::unique_ptr<Store> store(new Store(db));
   if (rc != SQLITE_OK) return sqlError(db, "open " + path);
   sqlite3_busy_timeout(db, 5000);
@@ -206,9 +225,11 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, Mode mode, S
   // at that size): fewer, longer copies of the WAL into the database while
   // ingest is busy. 64 MiB of page cache keeps the pages that each commit
   // touches in memory.
-  ACCEL_TRY(store->exec("PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=4096; "
-                        "PRAGMA cache_size=-65536;"));
-  ACCEL_TRY(store->exec(sync == Sync::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+  ACCEL_TRY(store->exec(
+      "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=4096; "
+      "PRAGMA cache_size=-65536;"));
+  ACCEL_TRY(
+      store->exec(sync == Sync::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   ACCEL_TRY(store->createSchema());
   store->prepared_ = std::make_unique<Prepared>(db);
   if (!store->prepared_->ok()) return sqlError(db, "prepare statements");
@@ -216,7 +237,8 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, Mode mode, S
   // for one in progress; what a batch in flight changed, the ingest thread
   // still holds in its cache (Ingestor::finish).
   sqlite3* reader = nullptr;
-  rc = sqlite3_open_v2(path.c_str(), &reader, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, nullptr);
+  rc = sqlite3_open_v2(path.c_str(), &reader,
+                       SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, nullptr);
   store->reader_ = std::make_unique<Reader>(reader);
   if (rc != SQLITE_OK) return sqlError(reader, "open " + path + " for reading");
   sqlite3_busy_timeout(reader, 5000);
@@ -309,8 +331,13 @@ Status Store::commit(const Batch& b) {
     for (size_t k = 0; k < n; ++k) {
       const BatchEvent& e = b.events[i + k];
       int c = int(k) * kEventColumns;
-      insert.view(c + 1, e.header.node).bind(c + 2, int64_t(e.header.epoch)).bind(c + 3, int64_t(e.header.seq));
-      insert.bind(c + 4, e.header.time_ns).view(c + 5, e.kind).bind(c + 6, int64_t{e.job_id}).bind(c + 7, e.received_ns);
+      insert.view(c + 1, e.header.node)
+          .bind(c + 2, int64_t(e.header.epoch))
+          .bind(c + 3, int64_t(e.header.seq));
+      insert.bind(c + 4, e.header.time_ns)
+          .view(c + 5, e.kind)
+          .bind(c + 6, int64_t{e.job_id})
+          .bind(c + 7, e.received_ns);
       insert.blob(c + 8, std::span(b.bytes).subspan(e.offset, e.size));
     }
     if (!insert.run().ok()) return fail("insert event");
@@ -324,9 +351,15 @@ Status Store::commit(const Batch& b) {
     i += n;
   }
   for (const auto& [job, rows] : p.spans)
-    if (!p.span.bind(1, int64_t{job}).bind(2, rows.first).bind(3, rows.second).run().ok()) return fail("job span");
+    if (!p.span.bind(1, int64_t{job}).bind(2, rows.first).bind(3, rows.second).run().ok())
+      return fail("job span");
   for (const auto& [key, seq] : b.progress)
-    if (!p.stream.view(1, key.first).bind(2, int64_t(key.second)).bind(3, int64_t(seq)).bind(4, b.now_ns).run().ok())
+    if (!p.stream.view(1, key.first)
+             .bind(2, int64_t(key.second))
+             .bind(3, int64_t(seq))
+             .bind(4, b.now_ns)
+             .run()
+             .ok())
       return fail("update stream");
   for (const auto& j : b.jobs)
     if (!p.job.bind(1, int64_t{j.job_id}).bind(2, toStateJson(j)).bind(3, b.now_ns).run().ok())
@@ -337,14 +370,18 @@ Status Store::commit(const Batch& b) {
     if (!p.unwait.bind(1, int64_t{job}).run().ok()) return fail("end wait");
   }
   for (const auto& w : b.waits)
-    if (!p.wait.bind(1, int64_t{w.job_id}).bind(2, w.due_ns).run().ok()) return fail("wait for nodes");
+    if (!p.wait.bind(1, int64_t{w.job_id}).bind(2, w.due_ns).run().ok())
+      return fail("wait for nodes");
   for (const auto& [node, heard] : b.nodes) {
     if (!p.seen.view(1, node).bind(2, heard.last_event_ns).run().ok()) return fail("node seen");
     if (!heard.heartbeat) continue;
     const event::NodeHeartbeat& hb = *heard.heartbeat;
-    p.beat.bind(1, heard.heartbeat_ns).bind(2, int64_t{hb.interval_s}).bind(3, int64_t{hb.accelerators});
+    p.beat.bind(1, heard.heartbeat_ns)
+        .bind(2, int64_t{hb.interval_s})
+        .bind(3, int64_t{hb.accelerators});
     p.beat.bind(4, int64_t{hb.accelerators_busy}).view(5, hb.accel_kind).bind(6, int64_t{hb.jobs});
-    if (!p.beat.bind(7, int64_t(hb.backlog)).view(8, node).run().ok()) return fail("node heartbeat");
+    if (!p.beat.bind(7, int64_t(hb.backlog)).view(8, node).run().ok())
+      return fail("node heartbeat");
   }
   if (!p.commit.run().ok()) return fail("commit");
   return okStatus();
@@ -358,8 +395,10 @@ std::string nodeState(const NodeHeard& heard, int64_t now_ns) {
 
 Result<std::vector<NodeRow>> Store::readNodes() {
   std::lock_guard lock(mu_);
-  Stmt s(db_, "SELECT node, last_event_ns, heartbeat_ns, interval_s, accelerators, busy, accel_kind, jobs, backlog "
-              "FROM nodes ORDER BY node");
+  Stmt s(db_,
+         "SELECT node, last_event_ns, heartbeat_ns, interval_s, accelerators, busy, accel_kind, "
+         "jobs, backlog "
+         "FROM nodes ORDER BY node");
   if (!s.ok()) return sqlError(db_, "nodes");
   std::vector<NodeRow> out;
   int rc;
@@ -380,7 +419,9 @@ Result<std::vector<NodeRow>> Store::readNodes() {
 
 Result<std::vector<PendingComment>> Store::duePending(int64_t now_ns, int limit) {
   std::lock_guard lock(mu_);
-  Stmt s(db_, "SELECT job_id, generation, attempts FROM pending_comments WHERE next_ns <= ? ORDER BY next_ns LIMIT ?");
+  Stmt s(db_,
+         "SELECT job_id, generation, attempts FROM pending_comments WHERE next_ns <= ? ORDER BY "
+         "next_ns LIMIT ?");
   if (!s.ok()) return sqlError(db_, "pending comments");
   s.bind(1, now_ns).bind(2, int64_t{limit});
   std::vector<PendingComment> out;
@@ -402,16 +443,23 @@ Status Store::finishLocked(uint32_t job_id, uint64_t generation) {
   return s.bind(1, int64_t{job_id}).bind(2, int64_t(generation)).run();
 }
 
-Status Store::deferPending(uint32_t job_id, uint64_t generation, int64_t next_ns, const std::string& error) {
+Status Store::deferPending(uint32_t job_id, uint64_t generation, int64_t next_ns,
+                           const std::string& error) {
   std::lock_guard lock(mu_);
   return deferLocked(job_id, generation, next_ns, error);
 }
 
-Status Store::deferLocked(uint32_t job_id, uint64_t generation, int64_t next_ns, const std::string& error) {
-  Stmt s(db_, "UPDATE pending_comments SET attempts = attempts + 1, next_ns = ?, last_error = ? "
-              "WHERE job_id = ? AND generation = ?");
+Status Store::deferLocked(uint32_t job_id, uint64_t generation, int64_t next_ns,
+                          const std::string& error) {
+  Stmt s(db_,
+         "UPDATE pending_comments SET attempts = attempts + 1, next_ns = ?, last_error = ? "
+         "WHERE job_id = ? AND generation = ?");
   if (!s.ok()) return sqlError(db_, "defer comment");
-  return s.bind(1, next_ns).bind(2, error).bind(3, int64_t{job_id}).bind(4, int64_t(generation)).run();
+  return s.bind(1, next_ns)
+      .bind(2, error)
+      .bind(3, int64_t{job_id})
+      .bind(4, int64_t(generation))
+      .run();
 }
 
 // A batch of writes settles in one transaction: one commit (and fsync) for
@@ -422,7 +470,8 @@ Status Store::settlePending(const std::vector<SettledComment>& settled) {
   ACCEL_TRY(exec("BEGIN IMMEDIATE"));
   Status s = okStatus();
   for (const auto& c : settled) {
-    s = c.done ? finishLocked(c.job_id, c.generation) : deferLocked(c.job_id, c.generation, c.next_ns, c.error);
+    s = c.done ? finishLocked(c.job_id, c.generation)
+               : deferLocked(c.job_id, c.generation, c.next_ns, c.error);
     if (!s.ok()) break;
   }
   if (s.ok()) s = exec("COMMIT");
@@ -452,9 +501,11 @@ Result<int> Store::releaseWaits(int64_t now_ns) {
   due.done();
   if (n == 0) return 0;
   ACCEL_TRY(exec("BEGIN IMMEDIATE"));
-  Stmt queue(db_, "INSERT INTO pending_comments(job_id,generation,attempts,next_ns) "
-                  "SELECT job_id, 1, 0, ?1 FROM summary_waits WHERE due_ns <= ?1 "
-                  "ON CONFLICT(job_id) DO UPDATE SET generation=generation+1, attempts=0, next_ns=excluded.next_ns");
+  Stmt queue(db_,
+             "INSERT INTO pending_comments(job_id,generation,attempts,next_ns) "
+             "SELECT job_id, 1, 0, ?1 FROM summary_waits WHERE due_ns <= ?1 "
+             "ON CONFLICT(job_id) DO UPDATE SET generation=generation+1, attempts=0, "
+             "next_ns=excluded.next_ns");
   Stmt forget(db_, "DELETE FROM summary_waits WHERE due_ns <= ?");
   Status s = okStatus();
   if (!queue.ok() || !forget.ok()) s = sqlError(db_, "release waits");
@@ -484,16 +535,20 @@ Result<std::optional<int64_t>> Store::waitingUntil(uint32_t job_id) {
 // before job_spans, opened read-only, is scanned whole).
 Result<std::vector<StoredEvent>> Store::readEvents(const EventFilter& f) {
   std::lock_guard lock(mu_);
-  constexpr const char* kColumns = "SELECT rowid,node,epoch,seq,time_ns,kind,job_id,received_ns,envelope FROM events ";
-  constexpr const char* kFilter = "rowid > ?1 AND (?2 IS NULL OR job_id = ?2) AND (?3 IS NULL OR node = ?3) ";
+  constexpr const char* kColumns =
+      "SELECT rowid,node,epoch,seq,time_ns,kind,job_id,received_ns,envelope FROM events ";
+  constexpr const char* kFilter =
+      "rowid > ?1 AND (?2 IS NULL OR job_id = ?2) AND (?3 IS NULL OR node = ?3) ";
   std::string sql = std::string(kColumns) + "WHERE " + kFilter + "ORDER BY rowid LIMIT ?4";
   if (f.job_id)
     sql = std::string(kColumns) +
           "WHERE rowid >= (SELECT first_row FROM job_spans WHERE job_id = ?2) "
-          "AND rowid <= (SELECT last_row FROM job_spans WHERE job_id = ?2) AND " + kFilter + "ORDER BY rowid LIMIT ?4";
+          "AND rowid <= (SELECT last_row FROM job_spans WHERE job_id = ?2) AND " +
+          kFilter + "ORDER BY rowid LIMIT ?4";
   auto s = std::make_unique<Stmt>(db_, sql.c_str());
-  if (!s->ok() && f.job_id) s = std::make_unique<Stmt>(db_, (std::string(kColumns) + "WHERE " + kFilter +
-                                                             "ORDER BY rowid LIMIT ?4").c_str());
+  if (!s->ok() && f.job_id)
+    s = std::make_unique<Stmt>(
+        db_, (std::string(kColumns) + "WHERE " + kFilter + "ORDER BY rowid LIMIT ?4").c_str());
   if (!s->ok()) return sqlError(db_, "read events");
   s->bind(1, f.after_row).bind(4, int64_t{f.limit});
   if (f.job_id) s->bind(2, int64_t{*f.job_id});
@@ -504,7 +559,8 @@ Result<std::vector<StoredEvent>> Store::readEvents(const EventFilter& f) {
 Result<std::optional<uint32_t>> Store::jobOwner(uint32_t job_id) {
   std::lock_guard lock(mu_);
   Stmt s(db_,
-         "SELECT envelope FROM events WHERE rowid >= (SELECT first_row FROM job_spans WHERE job_id = ?1) "
+         "SELECT envelope FROM events WHERE rowid >= (SELECT first_row FROM job_spans WHERE job_id "
+         "= ?1) "
          "AND rowid <= (SELECT last_row FROM job_spans WHERE job_id = ?1) AND job_id = ?1 "
          "AND kind = 'prolog_started' ORDER BY rowid");
   if (!s.ok()) return sqlError(db_, "read job owner");
@@ -514,7 +570,8 @@ Result<std::optional<uint32_t>> Store::jobOwner(uint32_t job_id) {
     auto bytes = s.bytes(0);
     auto env = event::decode(bytes);
     if (!env.ok() || !env->event) continue;
-    if (const auto* p = std::get_if<event::PrologStarted>(&*env->event)) return std::optional<uint32_t>(p->uid);
+    if (const auto* p = std::get_if<event::PrologStarted>(&*env->event))
+      return std::optional<uint32_t>(p->uid);
   }
   if (rc != SQLITE_DONE) return sqlError(db_, "read job owner");
   return std::optional<uint32_t>();

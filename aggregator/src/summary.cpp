@@ -16,10 +16,14 @@ using event::JobResult;
 // Worse results win: a job that failed anywhere failed.
 int severity(JobResult r) {
   switch (r) {
-    case JobResult::kOk: return 0;
-    case JobResult::kCancelled: return 1;
-    case JobResult::kTimeLimit: return 2;
-    case JobResult::kFailed: return 3;
+    case JobResult::kOk:
+      return 0;
+    case JobResult::kCancelled:
+      return 1;
+    case JobResult::kTimeLimit:
+      return 2;
+    case JobResult::kFailed:
+      return 3;
   }
   return 3;
 }
@@ -87,8 +91,10 @@ void addDevices(JobSummary& s, const std::string& node, const event::PrologFinis
   std::string prefix = e.partition.empty() ? std::string() : e.partition + ":";
   uint32_t local = 0;
   for (const auto& d : e.devices) {
-    if (!prefix.empty() && d.starts_with(prefix)) s.partition_devices.insert(d);
-    else ++local;
+    if (!prefix.empty() && d.starts_with(prefix))
+      s.partition_devices.insert(d);
+    else
+      ++local;
   }
   if (local > 0) {
     auto& mine = s.local_devices[node];
@@ -175,7 +181,9 @@ struct Merger {
     return true;
   }
   template <typename Other>
-  bool operator()(const Other&) { return false; }  // tasks, steps' ends, node-wide events
+  bool operator()(const Other&) {
+    return false;
+  }  // tasks, steps' ends, node-wide events
 };
 
 }  // namespace
@@ -199,7 +207,8 @@ uint64_t JobSummary::applianceSeconds() const {
 bool JobSummary::complete() const {
   if (node_count == 0) return !epilog_nodes.empty();
   if (!listed_nodes.empty())
-    return std::includes(epilog_nodes.begin(), epilog_nodes.end(), listed_nodes.begin(), listed_nodes.end());
+    return std::includes(epilog_nodes.begin(), epilog_nodes.end(), listed_nodes.begin(),
+                         listed_nodes.end());
   return epilog_nodes.size() >= node_count;
 }
 
@@ -222,8 +231,8 @@ bool JobSummary::mayReport(const std::string& node) const {
   return listed_nodes.empty() || listed_nodes.contains(node) || later_nodes.contains(node);
 }
 
-std::optional<std::string> refusal(const JobSummary& s, const std::string& node, const event::Event& ev,
-                                   bool run_over) {
+std::optional<std::string> refusal(const JobSummary& s, const std::string& node,
+                                   const event::Event& ev, bool run_over) {
   const std::string job = "job " + std::to_string(s.job_id);
   if (const auto* p = std::get_if<event::PrologStarted>(&ev)) {
     auto list = usableList(p->node_list, p->node_count);
@@ -231,10 +240,12 @@ std::optional<std::string> refusal(const JobSummary& s, const std::string& node,
       return job + ": its node list " + p->node_list + " does not name " + node;
     if (list.empty() || s.listed_nodes.empty() || list == s.listed_nodes) {
       if (s.mayReport(node)) return std::nullopt;
-    } else if (run_over || std::all_of(list.begin(), list.end(), [&](const auto& n) { return s.mayReport(n); })) {
+    } else if (run_over || std::all_of(list.begin(), list.end(),
+                                       [&](const auto& n) { return s.mayReport(n); })) {
       return std::nullopt;  // a later run (requeued), or another prolog of one
     } else {
-      return job + ": " + node + " names the nodes " + p->node_list + ", the job runs on " + s.node_list;
+      return job + ": " + node + " names the nodes " + p->node_list + ", the job runs on " +
+             s.node_list;
     }
   } else if (s.mayReport(node)) {
     return std::nullopt;
@@ -242,7 +253,8 @@ std::optional<std::string> refusal(const JobSummary& s, const std::string& node,
   return job + ": " + node + " is not on its node list " + s.node_list;
 }
 
-bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev, int64_t received_ns) {
+bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev,
+                int64_t received_ns) {
   if (event::jobIdOf(ev) == 0) return false;
   bool new_node = summary.nodes.insert(node).second;
   return std::visit(Merger{summary, node, received_ns}, ev) || new_node;
@@ -255,24 +267,36 @@ std::optional<int64_t> commentDueNs(const JobSummary& s, int64_t wait_ns) {
 }
 
 std::string toStateJson(const JobSummary& s) {
-  Json j{{"job_id", s.job_id},        {"result", static_cast<int>(s.result)},
-         {"accel_kind", s.accel_kind}, {"accel_count", s.accel_count},
-         {"partition", s.partition},  {"nodes", s.nodes},
-         {"epilog_nodes", s.epilog_nodes}, {"cleanup_failed", s.cleanup_failed},
-         {"node_count", s.node_count}, {"appliance_s", s.appliance_s},
-         {"appliance_limit_s", s.appliance_limit_s}, {"surrogate_steps", s.surrogate_steps},
-         {"local_devices", s.local_devices}, {"partition_devices", s.partition_devices},
-         {"node_list", s.node_list}, {"first_epilog_ns", s.first_epilog_ns},
-         {"errors", s.errors}, {"later_nodes", s.later_nodes},
-         {"limit_unmeasured", s.limit_unmeasured}, {"restarts", s.restarts},
-         {"run_appliance_s", s.run_appliance_s}, {"node_run", s.node_run}};
+  Json j{{"job_id", s.job_id},
+         {"result", static_cast<int>(s.result)},
+         {"accel_kind", s.accel_kind},
+         {"accel_count", s.accel_count},
+         {"partition", s.partition},
+         {"nodes", s.nodes},
+         {"epilog_nodes", s.epilog_nodes},
+         {"cleanup_failed", s.cleanup_failed},
+         {"node_count", s.node_count},
+         {"appliance_s", s.appliance_s},
+         {"appliance_limit_s", s.appliance_limit_s},
+         {"surrogate_steps", s.surrogate_steps},
+         {"local_devices", s.local_devices},
+         {"partition_devices", s.partition_devices},
+         {"node_list", s.node_list},
+         {"first_epilog_ns", s.first_epilog_ns},
+         {"errors", s.errors},
+         {"later_nodes", s.later_nodes},
+         {"limit_unmeasured", s.limit_unmeasured},
+         {"restarts", s.restarts},
+         {"run_appliance_s", s.run_appliance_s},
+         {"node_run", s.node_run}};
   // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 Result<JobSummary> fromStateJson(const std::string& text) {
   Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Error(ErrorCode::kParse, "job summary: not a JSON object");
+  if (j.is_discarded() || !j.is_object())
+    return Error(ErrorCode::kParse, "job summary: not a JSON object");
   try {
     JobSummary s;
     s.job_id = j.at("job_id").get<uint32_t>();
@@ -298,7 +322,8 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     s.later_nodes = j.value("later_nodes", std::set<std::string>{});
     s.limit_unmeasured = j.value("limit_unmeasured", std::set<std::string>{});
     s.restarts = std::min(j.value("restarts", uint32_t{0}), JobSummary::kMaxRun);
-    s.run_appliance_s = j.value("run_appliance_s", std::map<uint32_t, std::map<std::string, uint64_t>>{});
+    s.run_appliance_s =
+        j.value("run_appliance_s", std::map<uint32_t, std::map<std::string, uint64_t>>{});
     s.node_run = j.value("node_run", std::map<std::string, uint32_t>{});
     listNodes(s);
     return s;

@@ -11,13 +11,18 @@ int main(int argc, char** argv) {
   if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
     std::printf(
         "usage: accel-keygen BASE...\n\n"
-        "Makes one CURVE key pair per BASE: BASE.key (secret, mode 0600) and BASE.pub (public, mode 0644),\n"
-        "and prints each public key. Existing files are never overwritten; BASE's directory must exist.\n"
-        "  BASE   e.g. /etc/accel-agent/aggregator on the aggregator host, /etc/accel-agent/node on a node\n");
+        "Makes one CURVE key pair per BASE: BASE.key (secret, mode 0600) and BASE.pub (public, "
+        "mode 0644),\n"
+        "and prints each public key. Existing files are never overwritten; BASE's directory must "
+        "exist.\n"
+        "  BASE   e.g. /etc/accel-agent/aggregator on the aggregator host, /etc/accel-agent/node "
+        "on a node\n");
     return 0;
   }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: accel-keygen BASE...   (writes BASE.key and BASE.pub; see accel-keygen --help)\n");
+    std::fprintf(
+        stderr,
+        "usage: accel-keygen BASE...   (writes BASE.key and BASE.pub; see accel-keygen --help)\n");
     return 2;
   }
   for (int i = 1; i < argc; ++i) {

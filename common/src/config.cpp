@@ -17,7 +17,8 @@ std::string adminSocketPath(const AccelConfig& config) {
   if (config.admin_socket) return *config.admin_socket;
   const std::string& p = config.control_socket;
   constexpr std::string_view kSock = ".sock";
-  if (p.size() > kSock.size() && p.ends_with(kSock)) return p.substr(0, p.size() - kSock.size()) + "-admin.sock";
+  if (p.size() > kSock.size() && p.ends_with(kSock))
+    return p.substr(0, p.size() - kSock.size()) + "-admin.sock";
   return p + "-admin";
 }
 

@@ -241,19 +241,21 @@ ConfigSchema makeAccelSchema() {
           {.name = "NodeKeyFile",
            .type = ValueType::kPath,
            .default_value = "/etc/accel-agent/node.key",
-           .help = "This node's CURVE secret key (accel-keygen). Refused if group or others can read "
-                   "it. Its .pub file goes into the aggregator's AllowListDir as NODE.pub.",
+           .help =
+               "This node's CURVE secret key (accel-keygen). Refused if group or others can read "
+               "it. Its .pub file goes into the aggregator's AllowListDir as NODE.pub.",
            .store = storeIn<&C::node_key_file>},
           {.name = "AggregatorReconnectMinMs",
            .type = ValueType::kUint,
            .default_value = "500",
            .min = 10,
            .max = 5000,
-           .help = "Milliseconds: the first bound of the wait before the agent tries the aggregator "
-                   "again, after a lost link or a failed attempt. Each wait is drawn at random from "
-                   "the upper half of its bound (from 250 to 500 ms by default), and the bound "
-                   "doubles after every failed attempt up to AggregatorReconnectMaxMs, so that the "
-                   "nodes of a cluster whose aggregator restarts come back spread out, not at once.",
+           .help =
+               "Milliseconds: the first bound of the wait before the agent tries the aggregator "
+               "again, after a lost link or a failed attempt. Each wait is drawn at random from "
+               "the upper half of its bound (from 250 to 500 ms by default), and the bound "
+               "doubles after every failed attempt up to AggregatorReconnectMaxMs, so that the "
+               "nodes of a cluster whose aggregator restarts come back spread out, not at once.",
            .store = storeIn<&C::aggregator_reconnect_min_ms>},
           {.name = "AggregatorReconnectMaxMs",
            .type = ValueType::kUint,
@@ -268,18 +270,20 @@ ConfigSchema makeAccelSchema() {
            .default_value = "10",
            .min = 0,
            .max = 3600,
-           .help = "How often the agent pings the aggregator on its link (ZeroMQ's ZMTP heartbeat), "
-                   "so that a link to an aggregator that hangs, or whose host vanished, is noticed "
-                   "and replaced. 0: no pings (the link then relies on TCP alone).",
+           .help =
+               "How often the agent pings the aggregator on its link (ZeroMQ's ZMTP heartbeat), "
+               "so that a link to an aggregator that hangs, or whose host vanished, is noticed "
+               "and replaced. 0: no pings (the link then relies on TCP alone).",
            .store = storeIn<&C::aggregator_ping_interval>},
           {.name = "AggregatorPingTimeout",
            .type = ValueType::kSeconds,
            .default_value = "30",
            .min = 1,
            .max = 3600,
-           .help = "A link on which nothing has come from the aggregator for this long after a ping "
-                   "is closed and made again (after the reconnect wait); unacknowledged events are "
-                   "sent again.",
+           .help =
+               "A link on which nothing has come from the aggregator for this long after a ping "
+               "is closed and made again (after the reconnect wait); unacknowledged events are "
+               "sent again.",
            .store = storeIn<&C::aggregator_ping_timeout>},
           {.name = "AggregatorTcpKeepAlive",
            .type = ValueType::kSeconds,
@@ -300,8 +304,9 @@ ConfigSchema makeAccelSchema() {
            .type = ValueType::kSize,
            .default_value = "256M",
            .min = 1 << 20,
-           .help = "Most disk space the event spool may use. When it is full, heartbeats are dropped "
-                   "first; the last eighth is kept for job lifecycle events.",
+           .help =
+               "Most disk space the event spool may use. When it is full, heartbeats are dropped "
+               "first; the last eighth is kept for job lifecycle events.",
            .store = storeIn<&C::event_spool_max_size>},
           {.name = "HeartbeatInterval",
            .type = ValueType::kSeconds,
@@ -310,32 +315,36 @@ ConfigSchema makeAccelSchema() {
            .max = 3600,
            .help = "How often the agent tells the aggregator that it is alive (at start, then "
                    "every interval): a node_heartbeat event with the node's accelerators, those in "
-                   "use, its jobs and its events not yet acknowledged. The aggregator counts a node as late when nothing has come "
+                   "use, its jobs and its events not yet acknowledged. The aggregator counts a "
+                   "node as late when nothing has come "
                    "from it for three intervals (`accel-aggregatord nodes`). 0: no heartbeats. "
                    "Heartbeats are the first events dropped when the spool is full.",
            .store = storeIn<&C::heartbeat_interval>},
           {.name = "MetricsAddress",
            .type = ValueType::kString,
-           .help = "HOST:PORT (a numeric IPv4 host) on which the agent serves its metrics to "
-                   "Prometheus at /metrics: hook durations, jobs, the event spool, vendor calls and "
-                   "limit enforcements (operator guide, Metrics). Unset: no endpoint. Read at start.",
+           .help =
+               "HOST:PORT (a numeric IPv4 host) on which the agent serves its metrics to "
+               "Prometheus at /metrics: hook durations, jobs, the event spool, vendor calls and "
+               "limit enforcements (operator guide, Metrics). Unset: no endpoint. Read at start.",
            .store = storeIn<&C::metrics_address>},
           {.name = "ApplianceKillGrace",
            .type = ValueType::kSeconds,
            .default_value = "30",
            .min = 1,
            .max = 3600,
-           .help = "When a job reaches its appliance time limit, its tasks on the node get SIGTERM "
-                   "(and its appliance jobs are cancelled); what is still running this many seconds "
-                   "later gets SIGKILL.",
+           .help =
+               "When a job reaches its appliance time limit, its tasks on the node get SIGTERM "
+               "(and its appliance jobs are cancelled); what is still running this many seconds "
+               "later gets SIGKILL.",
            .store = storeIn<&C::appliance_kill_grace>},
           {.name = "SurrogateSteps",
            .type = ValueType::kBool,
            .default_value = "yes",
-           .help = "Mirror each appliance job of a job as a step of that job, named after the "
-                   "appliance job (with -csxN when it holds N CS-X systems), that ends COMPLETED or "
-                   "FAILED with it. The agent starts the step with srun as the job's user; ending "
-                   "the step (scancel) cancels the appliance job.",
+           .help =
+               "Mirror each appliance job of a job as a step of that job, named after the "
+               "appliance job (with -csxN when it holds N CS-X systems), that ends COMPLETED or "
+               "FAILED with it. The agent starts the step with srun as the job's user; ending "
+               "the step (scancel) cancels the appliance job.",
            .store = storeIn<&C::surrogate_steps>},
           {.name = "ApplianceTimeOnRequeue",
            .type = ValueType::kEnum,

@@ -7,7 +7,8 @@ namespace {
 
 Error bad(std::string_view list, const std::string& why) {
   std::string shown(list.substr(0, 80));
-  return Error(ErrorCode::kParse, "host list '" + shown + (list.size() > 80 ? "...'" : "'") + ": " + why);
+  return Error(ErrorCode::kParse,
+               "host list '" + shown + (list.size() > 80 ? "...'" : "'") + ": " + why);
 }
 
 // Splits `list` at commas outside brackets. Fails on unbalanced or nested brackets.
@@ -46,7 +47,8 @@ std::string padded(unsigned long v, size_t width) {
 
 // Appends the names of one "prefix[ranges]suffix" element (or a plain name),
 // stopping after `limit` names in all.
-Status expandOne(std::string_view list, std::string_view element, std::vector<std::string>& out, size_t limit) {
+Status expandOne(std::string_view list, std::string_view element, std::vector<std::string>& out,
+                 size_t limit) {
   size_t open = element.find('[');
   if (open == std::string_view::npos) {
     out.emplace_back(element);
@@ -55,7 +57,8 @@ Status expandOne(std::string_view list, std::string_view element, std::vector<st
   size_t close = element.find(']', open);
   std::string_view prefix = element.substr(0, open);
   std::string_view suffix = element.substr(close + 1);
-  if (suffix.find('[') != std::string_view::npos) return bad(list, "more than one '[...]' in one name");
+  if (suffix.find('[') != std::string_view::npos)
+    return bad(list, "more than one '[...]' in one name");
   std::string_view ranges = element.substr(open + 1, close - open - 1);
   if (ranges.empty()) return bad(list, "empty '[]'");
   size_t pos = 0;
@@ -72,7 +75,8 @@ Status expandOne(std::string_view list, std::string_view element, std::vector<st
     ACCEL_TRY(hi);
     if (*hi < *lo) return bad(list, "range '" + std::string(range) + "' runs backwards");
     for (unsigned long v = *lo; v <= *hi; ++v) {
-      if (out.size() >= limit) return bad(list, "more than " + std::to_string(kMaxHostlistNames) + " names");
+      if (out.size() >= limit)
+        return bad(list, "more than " + std::to_string(kMaxHostlistNames) + " names");
       out.push_back(std::string(prefix) + padded(v, lo_text.size()) + std::string(suffix));
     }
     pos = comma + 1;

@@ -35,10 +35,14 @@ bool stderrIsJournal() {
 
 const char* levelTag(Level level) {
   switch (level) {
-    case Level::kError: return "error: ";
-    case Level::kWarning: return "warning: ";
-    case Level::kInfo: return "";
-    case Level::kDebug: return "debug: ";
+    case Level::kError:
+      return "error: ";
+    case Level::kWarning:
+      return "warning: ";
+    case Level::kInfo:
+      return "";
+    case Level::kDebug:
+      return "debug: ";
   }
   return "";
 }
@@ -59,11 +63,16 @@ bool toJournal() { return g_journal; }
 bool parseLevel(std::string_view text, Level* out) {
   std::string t(text);
   for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (t == "error") *out = Level::kError;
-  else if (t == "warning") *out = Level::kWarning;
-  else if (t == "info") *out = Level::kInfo;
-  else if (t == "debug") *out = Level::kDebug;
-  else return false;
+  if (t == "error")
+    *out = Level::kError;
+  else if (t == "warning")
+    *out = Level::kWarning;
+  else if (t == "info")
+    *out = Level::kInfo;
+  else if (t == "debug")
+    *out = Level::kDebug;
+  else
+    return false;
   return true;
 }
 
@@ -71,9 +80,8 @@ void write(Level lvl, std::string_view message) {
   if (static_cast<int>(lvl) > g_level.load()) return;
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_journal) {
-    sd_journal_send("MESSAGE=%.*s", static_cast<int>(message.size()), message.data(),
-                    "PRIORITY=%d", static_cast<int>(lvl), "SYSLOG_IDENTIFIER=%s",
-                    g_ident.c_str(), nullptr);
+    sd_journal_send("MESSAGE=%.*s", static_cast<int>(message.size()), message.data(), "PRIORITY=%d",
+                    static_cast<int>(lvl), "SYSLOG_IDENTIFIER=%s", g_ident.c_str(), nullptr);
     return;
   }
   std::string line = g_ident + ": " + levelTag(lvl) + std::string(message) + "\n";

@@ -8,16 +8,19 @@
 namespace accel::metrics {
 
 Format formatFor(std::string_view accept) {
-  return accept.find("application/openmetrics-text") != std::string_view::npos ? Format::kOpenMetrics
-                                                                               : Format::kPrometheus;
+  return accept.find("application/openmetrics-text") != std::string_view::npos
+             ? Format::kOpenMetrics
+             : Format::kPrometheus;
 }
 
 const char* contentType(Format format) {
-  return format == Format::kOpenMetrics ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
-                                        : "text/plain; version=0.0.4; charset=utf-8";
+  return format == Format::kOpenMetrics
+             ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+             : "text/plain; version=0.0.4; charset=utf-8";
 }
 
-Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {
+Histogram::Histogram(std::vector<double> bounds)
+    : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {
   std::sort(bounds_.begin(), bounds_.end());
 }
 
@@ -62,7 +65,8 @@ Registry::Entry& Registry::add(const std::string& name, const std::string& help,
 
 Family<Counter>& Registry::counters(const std::string& name, const std::string& help,
                                     std::vector<std::string> labels) {
-  auto family = std::make_unique<Family<Counter>>(std::move(labels), [] { return std::make_unique<Counter>(); });
+  auto family = std::make_unique<Family<Counter>>(std::move(labels),
+                                                  [] { return std::make_unique<Counter>(); });
   auto& ref = *family;
   add(name, help, "counter").metric = std::move(family);
   return ref;
@@ -72,23 +76,30 @@ Counter& Registry::counter(const std::string& name, const std::string& help) {
   return counters(name, help, {}).with({});
 }
 
-Family<Gauge>& Registry::gauges(const std::string& name, const std::string& help, std::vector<std::string> labels) {
-  auto family = std::make_unique<Family<Gauge>>(std::move(labels), [] { return std::make_unique<Gauge>(); });
+Family<Gauge>& Registry::gauges(const std::string& name, const std::string& help,
+                                std::vector<std::string> labels) {
+  auto family =
+      std::make_unique<Family<Gauge>>(std::move(labels), [] { return std::make_unique<Gauge>(); });
   auto& ref = *family;
   add(name, help, "gauge").metric = std::move(family);
   return ref;
 }
 
-Gauge& Registry::gauge(const std::string& name, const std::string& help) { return gauges(name, help, {}).with({}); }
+Gauge& Registry::gauge(const std::string& name, const std::string& help) {
+  return gauges(name, help, {}).with({});
+}
 
-void Registry::gaugeFn(const std::string& name, const std::string& help, std::function<double()> read) {
+void Registry::gaugeFn(const std::string& name, const std::string& help,
+                       std::function<double()> read) {
   add(name, help, "gauge").metric = std::move(read);
 }
 
 Family<Histogram>& Registry::histograms(const std::string& name, const std::string& help,
-                                        std::vector<std::string> labels, std::vector<double> bounds) {
+                                        std::vector<std::string> labels,
+                                        std::vector<double> bounds) {
   auto family = std::make_unique<Family<Histogram>>(
-      std::move(labels), [bounds = std::move(bounds)] { return std::make_unique<Histogram>(bounds); });
+      std::move(labels),
+      [bounds = std::move(bounds)] { return std::make_unique<Histogram>(bounds); });
   auto& ref = *family;
   add(name, help, "histogram").metric = std::move(family);
   return ref;
@@ -98,10 +109,14 @@ std::string escapeLabel(std::string_view value) {
   std::string out;
   out.reserve(value.size());
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -119,9 +134,12 @@ namespace {
 std::string escapeHelp(std::string_view help) {
   std::string out;
   for (char c : help) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -133,11 +151,13 @@ std::string labelSet(const std::vector<std::string>& names, const std::vector<st
   std::string out;
   for (size_t i = 0; i < names.size(); ++i)
     out += (out.empty() ? "" : ",") + names[i] + "=\"" + escapeLabel(values[i]) + "\"";
-  if (extra_name) out += (out.empty() ? "" : ",") + std::string(extra_name) + "=\"" + extra_value + "\"";
+  if (extra_name)
+    out += (out.empty() ? "" : ",") + std::string(extra_name) + "=\"" + extra_value + "\"";
   return out.empty() ? out : "{" + out + "}";
 }
 
-void sample(std::string& out, const std::string& name, const std::string& labels, const std::string& value) {
+void sample(std::string& out, const std::string& name, const std::string& labels,
+            const std::string& value) {
   out += name;
   out += labels;
   out += ' ';
@@ -155,10 +175,12 @@ std::string Registry::render(Format format) const {
     // Prometheus' text format names a counter's family with its _total;
     // OpenMetrics names it without and puts _total on the sample only.
     std::string family = counter && format == Format::kPrometheus ? e->name + "_total" : e->name;
-    out += "# HELP " + family + " " + escapeHelp(e->help) + "\n# TYPE " + family + " " + e->type + "\n";
+    out += "# HELP " + family + " " + escapeHelp(e->help) + "\n# TYPE " + family + " " + e->type +
+           "\n";
     if (auto* f = std::get_if<std::unique_ptr<Family<Counter>>>(&e->metric)) {
       (*f)->each([&](const auto& values, const Counter& c) {
-        sample(out, e->name + "_total", labelSet((*f)->labelNames(), values), std::to_string(c.value()));
+        sample(out, e->name + "_total", labelSet((*f)->labelNames(), values),
+               std::to_string(c.value()));
       });
     } else if (auto* g = std::get_if<std::unique_ptr<Family<Gauge>>>(&e->metric)) {
       (*g)->each([&](const auto& values, const Gauge& gauge) {
@@ -171,9 +193,11 @@ std::string Registry::render(Format format) const {
         const auto& names = (*h)->labelNames();
         auto snap = hist.snapshot();
         for (size_t i = 0; i < hist.bounds().size(); ++i)
-          sample(out, e->name + "_bucket", labelSet(names, values, "le", formatValue(hist.bounds()[i])),
+          sample(out, e->name + "_bucket",
+                 labelSet(names, values, "le", formatValue(hist.bounds()[i])),
                  std::to_string(snap.cumulative[i]));
-        sample(out, e->name + "_bucket", labelSet(names, values, "le", "+Inf"), std::to_string(snap.count));
+        sample(out, e->name + "_bucket", labelSet(names, values, "le", "+Inf"),
+               std::to_string(snap.count));
         sample(out, e->name + "_sum", labelSet(names, values), formatValue(snap.sum));
         sample(out, e->name + "_count", labelSet(names, values), std::to_string(snap.count));
       });

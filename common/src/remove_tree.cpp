@@ -54,8 +54,8 @@ struct Level {
   std::string name;  // its name in the level above (the top: the base of the path)
   dev_t dev = 0;
   ino_t ino = 0;
-  int fd = -1;          // -1 once closed to stay within the descriptor bound
-  bool listed = false;  // the last listing reached the end of the directory
+  int fd = -1;                             // -1 once closed to stay within the descriptor bound
+  bool listed = false;                     // the last listing reached the end of the directory
   std::vector<std::string> subdirs;        // listed, not yet entered
   std::unordered_set<std::string> failed;  // could not be removed: not tried again
 };
@@ -74,9 +74,14 @@ Level levelOf(const std::string& name, const struct stat& st, int fd) {
 // descriptor (open levels are always a suffix of the stack).
 class TreeRemover {
  public:
-  TreeRemover(int parent_fd, std::string shown, const RemoveTreeOptions& options, RemoveTreeStats& stats)
-      : parent_fd_(parent_fd), shown_(std::move(shown)), options_(options), stats_(stats),
-        window_(std::max(options.max_open_dirs, 2) - 1), buffer_(kReadBufferBytes) {}
+  TreeRemover(int parent_fd, std::string shown, const RemoveTreeOptions& options,
+              RemoveTreeStats& stats)
+      : parent_fd_(parent_fd),
+        shown_(std::move(shown)),
+        options_(options),
+        stats_(stats),
+        window_(std::max(options.max_open_dirs, 2) - 1),
+        buffer_(kReadBufferBytes) {}
   ~TreeRemover() {
     for (auto& level : stack_)
       if (level.fd >= 0) ::close(level.fd);
@@ -154,7 +159,8 @@ Status TreeRemover::run(const std::string& base) {
 Status TreeRemover::walk() {
   while (!stack_.empty()) {
     if (stopping())
-      return Error(ErrorCode::kTimeout, shown_ + ": stopped after " + std::to_string(stats_.removed) +
+      return Error(ErrorCode::kTimeout, shown_ + ": stopped after " +
+                                            std::to_string(stats_.removed) +
                                             " entries; the rest is left for a later pass");
     Level& cur = stack_.back();
     if (!cur.subdirs.empty()) {
@@ -197,8 +203,10 @@ void TreeRemover::list(Level& cur) {
       off += ent->d_reclen;
       std::string name = ent->d_name;
       if (name == "." || name == ".." || cur.failed.count(name) != 0) continue;
-      if (ent->d_type == DT_DIR) cur.subdirs.push_back(std::move(name));
-      else removeEntry(cur, name);
+      if (ent->d_type == DT_DIR)
+        cur.subdirs.push_back(std::move(name));
+      else
+        removeEntry(cur, name);
     }
     if (cur.subdirs.size() >= kMaxListedDirs || stopping()) {
       cur.listed = false;
@@ -236,9 +244,12 @@ void TreeRemover::enter(size_t at, const std::string& name) {
     int err = errno;
     if (err == ENOENT) return;
     if (err == ENOTDIR || err == ELOOP) {  // no longer a directory: a file or a link now
-      if (::unlinkat(stack_[at].fd, name.c_str(), 0) == 0) ++stats_.removed;
-      else if (errno == EISDIR) retry(stack_[at], name);  // and a directory again
-      else if (errno != ENOENT) note(&stack_[at], name, sysError("unlink " + pathOf(name), errno));
+      if (::unlinkat(stack_[at].fd, name.c_str(), 0) == 0)
+        ++stats_.removed;
+      else if (errno == EISDIR)
+        retry(stack_[at], name);  // and a directory again
+      else if (errno != ENOENT)
+        note(&stack_[at], name, sysError("unlink " + pathOf(name), errno));
       return;
     }
     note(&stack_[at], name, sysError("open " + pathOf(name), err));
@@ -247,7 +258,8 @@ void TreeRemover::enter(size_t at, const std::string& name) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_dev != dev_) {
     Error e = st.st_dev != dev_ && st.st_dev != 0
-                  ? Error(ErrorCode::kConflict, pathOf(name) + ": another file system is mounted there; left as it is")
+                  ? Error(ErrorCode::kConflict,
+                          pathOf(name) + ": another file system is mounted there; left as it is")
                   : sysError("stat " + pathOf(name), errno);
     ::close(fd);
     note(&stack_[at], name, e);
@@ -284,7 +296,9 @@ Status TreeRemover::leave() {
       return okStatus();
     }
     pop();
-    note(up, name, Error(ErrorCode::kConflict, pathOf(name) + ": entries kept appearing while it was removed"));
+    note(up, name,
+         Error(ErrorCode::kConflict,
+               pathOf(name) + ": entries kept appearing while it was removed"));
     return okStatus();
   }
   if (err == ENOTDIR) {  // replaced by a file under the same name; ours moved elsewhere in the tree
@@ -315,7 +329,8 @@ Status TreeRemover::reopenParent(Level& cur, Level& up) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_dev != up.dev || st.st_ino != up.ino) {
     ::close(fd);
-    return Error(ErrorCode::kConflict, shown_ + ": a directory in it was moved while it was removed; " +
+    return Error(ErrorCode::kConflict, shown_ +
+                                           ": a directory in it was moved while it was removed; " +
                                            "the rest is left for a later pass");
   }
   up.fd = fd;
@@ -364,7 +379,8 @@ void TreeRemover::retry(Level& cur, const std::string& name) {
     cur.subdirs.push_back(name);
     return;
   }
-  note(&cur, name, Error(ErrorCode::kConflict, pathOf(name) + ": kept changing while it was removed"));
+  note(&cur, name,
+       Error(ErrorCode::kConflict, pathOf(name) + ": kept changing while it was removed"));
 }
 
 bool TreeRemover::stopping() {
@@ -395,25 +411,29 @@ Status TreeRemover::outcome() const {
   if (failures_ == 0) return okStatus();
   const Error& first = first_error_.error();
   if (failures_ == 1) return first;
-  return Error(first.code(), first.message() + " (and " + std::to_string(failures_ - 1) + " more entries left)");
+  return Error(first.code(),
+               first.message() + " (and " + std::to_string(failures_ - 1) + " more entries left)");
 }
 
 // The fault of one directory on the way to a checked one, or empty.
 std::string directoryFault(const struct stat& st, bool is_target) {
   const uid_t me = ::geteuid();
-  if (st.st_uid != 0 && st.st_uid != me) return "owned by uid " + std::to_string(st.st_uid) + ", not root";
+  if (st.st_uid != 0 && st.st_uid != me)
+    return "owned by uid " + std::to_string(st.st_uid) + ", not root";
   const bool sticky = (st.st_mode & S_ISVTX) != 0;
   if ((st.st_mode & 022) != 0 && (is_target || !sticky)) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return std::string("writable by ") + ((st.st_mode & 002) != 0 ? "others" : "its group") + " (mode " + mode + ")";
+    return std::string("writable by ") + ((st.st_mode & 002) != 0 ? "others" : "its group") +
+           " (mode " + mode + ")";
   }
   return "";
 }
 
 }  // namespace
 
-Status removeTree(const std::string& path, const RemoveTreeOptions& options, RemoveTreeStats* stats) {
+Status removeTree(const std::string& path, const RemoveTreeOptions& options,
+                  RemoveTreeStats* stats) {
   const std::string clean = stripTrailingSlashes(path);
   const std::string dir = parentOf(clean);
   const std::string base = baseOf(clean);
@@ -474,17 +494,20 @@ Status checkRootOnlyDirectory(const std::string& path) {
   struct stat st {};
   if (::lstat(clean.c_str(), &st) != 0) return sysError(clean, errno);
   if (S_ISLNK(st.st_mode))
-    return Error(ErrorCode::kPermissionDenied, clean + ": is a symbolic link; name the directory itself");
+    return Error(ErrorCode::kPermissionDenied,
+                 clean + ": is a symbolic link; name the directory itself");
   if (!S_ISDIR(st.st_mode)) return Error(ErrorCode::kPermissionDenied, clean + ": not a directory");
   if (std::string fault = directoryFault(st, true); !fault.empty())
     return Error(ErrorCode::kPermissionDenied, clean + ": " + fault);
   // The directories above it, as the kernel resolves them.
   char resolved[PATH_MAX];
-  if (::realpath(parentOf(clean).c_str(), resolved) == nullptr) return sysError(parentOf(clean), errno);
+  if (::realpath(parentOf(clean).c_str(), resolved) == nullptr)
+    return sysError(parentOf(clean), errno);
   for (std::string up = resolved;; up = parentOf(up)) {
     if (::stat(up.c_str(), &st) != 0) return sysError(up, errno);
     if (std::string fault = directoryFault(st, false); !fault.empty())
-      return Error(ErrorCode::kPermissionDenied, clean + ": the directory above it, " + up + ", is " + fault);
+      return Error(ErrorCode::kPermissionDenied,
+                   clean + ": the directory above it, " + up + ", is " + fault);
     if (up == "/") break;
   }
   return okStatus();

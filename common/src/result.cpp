@@ -6,16 +6,26 @@ namespace accel {
 
 const char* errorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kPermissionDenied: return "permission denied";
-    case ErrorCode::kIo: return "i/o error";
-    case ErrorCode::kParse: return "parse error";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kTimeout: return "timed out";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kConflict: return "conflict";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kPermissionDenied:
+      return "permission denied";
+    case ErrorCode::kIo:
+      return "i/o error";
+    case ErrorCode::kParse:
+      return "parse error";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kTimeout:
+      return "timed out";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
+    case ErrorCode::kConflict:
+      return "conflict";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "unknown error";
 }

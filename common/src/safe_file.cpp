@@ -15,11 +15,17 @@ namespace {
 class Fd {
  public:
   explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { if (fd_ >= 0) ::close(fd_); }
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
-  int release() { int f = fd_; fd_ = -1; return f; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
 
  private:
   int fd_;
@@ -54,7 +60,10 @@ std::string tempSuffix() {
   static const char kHex[] = "0123456789abcdef";
   std::string s = ".tmp.";
   uint64_t v = rng();
-  for (int i = 0; i < 12; ++i) { s += kHex[v & 0xf]; v >>= 4; }
+  for (int i = 0; i < 12; ++i) {
+    s += kHex[v & 0xf];
+    v >>= 4;
+  }
   return s;
 }
 
@@ -83,7 +92,8 @@ Status writeFileAtomic(const std::string& path, std::string_view content, mode_t
   const bool sync = durability == Durability::kPowerLoss;
   const std::string dir = dirName(path);
   const std::string base = baseName(path);
-  if (!isSafePathComponent(base)) return Error(ErrorCode::kInvalidArgument, "unsafe file name: " + path);
+  if (!isSafePathComponent(base))
+    return Error(ErrorCode::kInvalidArgument, "unsafe file name: " + path);
   Fd dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dirfd.get() < 0) return sysError("open directory " + dir, errno);
   const std::string tmp = base + tempSuffix();
@@ -111,15 +121,20 @@ Result<std::string> readFileNoFollow(const std::string& path, size_t max_bytes) 
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return sysError("stat " + path, errno);
-  if (!S_ISREG(st.st_mode)) return Error(ErrorCode::kInvalidArgument, path + ": not a regular file");
+  if (!S_ISREG(st.st_mode))
+    return Error(ErrorCode::kInvalidArgument, path + ": not a regular file");
   if (static_cast<size_t>(st.st_size) > max_bytes)
-    return Error(ErrorCode::kInvalidArgument, path + ": larger than " + std::to_string(max_bytes) + " bytes");
+    return Error(ErrorCode::kInvalidArgument,
+                 path + ": larger than " + std::to_string(max_bytes) + " bytes");
   std::string out;
   out.resize(static_cast<size_t>(st.st_size));
   size_t got = 0;
   while (got < out.size()) {
     ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
-    if (n < 0) { if (errno == EINTR) continue; return sysError("read " + path, errno); }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return sysError("read " + path, errno);
+    }
     if (n == 0) break;
     got += static_cast<size_t>(n);
   }
@@ -130,7 +145,8 @@ Result<std::string> readFileNoFollow(const std::string& path, size_t max_bytes) 
 Status makeDirectory(const std::string& path, mode_t mode, FileOwner owner) {
   const std::string dir = dirName(path);
   const std::string base = baseName(path);
-  if (!isSafePathComponent(base)) return Error(ErrorCode::kInvalidArgument, "unsafe directory name: " + path);
+  if (!isSafePathComponent(base))
+    return Error(ErrorCode::kInvalidArgument, "unsafe directory name: " + path);
   Fd parent(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (parent.get() < 0) return sysError("open directory " + dir, errno);
   // Created 0700 first; the final mode is applied after the owner is set.

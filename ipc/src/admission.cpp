@@ -15,23 +15,32 @@ std::string count(int n, const char* what) { return std::to_string(n) + " " + wh
 
 const char* refusalName(Refusal r) {
   switch (r) {
-    case Refusal::kNone: return "admitted";
-    case Refusal::kAdminsFull: return "every admin place taken";
-    case Refusal::kUsersFull: return "every user place taken";
-    case Refusal::kUserConnections: return "user connection cap";
-    case Refusal::kUserRequests: return "user request cap";
-    case Refusal::kUserRate: return "user rate limit";
+    case Refusal::kNone:
+      return "admitted";
+    case Refusal::kAdminsFull:
+      return "every admin place taken";
+    case Refusal::kUsersFull:
+      return "every user place taken";
+    case Refusal::kUserConnections:
+      return "user connection cap";
+    case Refusal::kUserRequests:
+      return "user request cap";
+    case Refusal::kUserRate:
+      return "user rate limit";
   }
   return "refused";
 }
 
 std::string refusalMessage(Refusal r, const AdmissionLimits& l) {
   switch (r) {
-    case Refusal::kNone: return "";
+    case Refusal::kNone:
+      return "";
     case Refusal::kAdminsFull:
-      return "accel-agentd is busy: " + count(l.admin_connections, "requests of root and SlurmUser") +
+      return "accel-agentd is busy: " +
+             count(l.admin_connections, "requests of root and SlurmUser") +
              " are being answered; try again";
-    case Refusal::kUsersFull: return "accel-agentd is busy with other users' requests; try again in a moment";
+    case Refusal::kUsersFull:
+      return "accel-agentd is busy with other users' requests; try again in a moment";
     case Refusal::kUserConnections:
       return "refused: this user already holds " + count(l.user_connections, "connections") +
              " to accel-agentd that have sent nothing (ControlUserConnections)";
@@ -39,7 +48,8 @@ std::string refusalMessage(Refusal r, const AdmissionLimits& l) {
       return "refused: this user already has " + count(l.user_requests, "requests") +
              " being answered by accel-agentd (ControlUserRequests)";
     case Refusal::kUserRate:
-      return "refused: this user asks accel-agentd more than " + std::to_string(static_cast<long>(l.user_rate)) +
+      return "refused: this user asks accel-agentd more than " +
+             std::to_string(static_cast<long>(l.user_rate)) +
              " times a second (ControlUserRate); try again";
   }
   return "refused";
@@ -77,7 +87,8 @@ void Admission::forgetIdleUsers(Clock::time_point now) {
   std::erase_if(by_uid_, [&](const auto& kv) {
     const User& u = kv.second;
     const double secs = std::chrono::duration<double>(now - u.refilled).count();
-    return u.waiting == 0 && u.answered == 0 && u.tokens + secs * limits_.user_rate >= limits_.user_burst;
+    return u.waiting == 0 && u.answered == 0 &&
+           u.tokens + secs * limits_.user_rate >= limits_.user_burst;
   });
 }
 
@@ -90,7 +101,8 @@ Refusal Admission::admit(uid_t uid, bool admin, Stage stage, Clock::time_point n
   }
   forgetIdleUsers(now);
   User& u = by_uid_[uid];
-  if (stage == Stage::kWaiting && u.waiting >= limits_.user_connections) return Refusal::kUserConnections;
+  if (stage == Stage::kWaiting && u.waiting >= limits_.user_connections)
+    return Refusal::kUserConnections;
   if (users_ >= limits_.users_connections) return Refusal::kUsersFull;
   if (stage == Stage::kAnswered) {
     if (auto why = enterAnswered(u, now); why != Refusal::kNone) return why;

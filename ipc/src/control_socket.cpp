@@ -148,7 +148,8 @@ Result<std::vector<uint8_t>> recvMessage(const Socket& conn, std::chrono::millis
 Status sendMessage(const Socket& conn, const uint8_t* data, size_t size,
                    std::chrono::milliseconds timeout) {
   if (size == 0 || size > kMaxMessageBytes)
-    return Error(ErrorCode::kInvalidArgument, "message size " + std::to_string(size) + " out of range");
+    return Error(ErrorCode::kInvalidArgument,
+                 "message size " + std::to_string(size) + " out of range");
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     ssize_t n = ::send(conn.fd(), data, size, MSG_NOSIGNAL);
@@ -168,7 +169,8 @@ Result<Socket> connectControl(const std::string& path) {
   if (::connect(s.fd(), reinterpret_cast<const sockaddr*>(&*addr), sizeof(sockaddr_un)) != 0) {
     int err = errno;
     if (err == ENOENT || err == ECONNREFUSED)
-      return Error(ErrorCode::kUnavailable, "accel-agentd is not running (no listener on " + path + ")");
+      return Error(ErrorCode::kUnavailable,
+                   "accel-agentd is not running (no listener on " + path + ")");
     // A full backlog answers EAGAIN on a non-blocking unix connect.
     if (err == EAGAIN) return Error(ErrorCode::kUnavailable, kBusyText + (" (" + path + ")"));
     return sysError("connect " + path, err);
@@ -202,9 +204,9 @@ Result<std::vector<uint8_t>> call(const Socket& conn, const uint8_t* data, size_
 
 bool worthRetrying(const Error& e) {
   const std::string& m = e.message();
-  if (e.code() == ErrorCode::kUnavailable)
-    return m.rfind(kBusyText, 0) == 0 || m == kClosedText;
-  return m.find(std::strerror(ECONNRESET)) != std::string::npos || m.find(std::strerror(EPIPE)) != std::string::npos;
+  if (e.code() == ErrorCode::kUnavailable) return m.rfind(kBusyText, 0) == 0 || m == kClosedText;
+  return m.find(std::strerror(ECONNRESET)) != std::string::npos ||
+         m.find(std::strerror(EPIPE)) != std::string::npos;
 }
 
 }  // namespace accel::ipc

@@ -4,9 +4,10 @@
 // hostile peers are refused and counted; a job on two nodes waits for both
 // epilogs, across a restart; pings find a hung aggregator; attempts back off.
 #include <arpa/inet.h>
-#include <poll.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
@@ -15,13 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 #include <zmq.hpp>
@@ -64,12 +62,14 @@ class AggregatorProcessTest : public ::testing::Test {
     ASSERT_TRUE(accel::event::writeKeyPair(dir_ + "/aggregator", server_).ok());
     node_ = *accel::event::generateCurveKeyPair();
     ASSERT_TRUE(accel::event::writeKeyPair(dir_ + "/node1", node_).ok());
-    std::ofstream(dir_ + "/nodes/node1.pub") << node_.public_key << "\n";  // the allow list: public keys only
+    std::ofstream(dir_ + "/nodes/node1.pub")
+        << node_.public_key << "\n";  // the allow list: public keys only
     port_ = freePort();
-    std::ofstream(dir_ + "/agg.conf") << "Listen=" << endpoint() << "\nSecretKeyFile=" << dir_
-                                      << "/aggregator.key\nAllowListDir=" << dir_ << "/nodes\nDatabase=" << dir_
-                                      << "/events.db\nMetricsAddress=127.0.0.1:" << port_
-                                      << "\nWriteComments=no\nSummaryWaitSeconds=3600\nLogLevel=debug\n";
+    std::ofstream(dir_ + "/agg.conf")
+        << "Listen=" << endpoint() << "\nSecretKeyFile=" << dir_
+        << "/aggregator.key\nAllowListDir=" << dir_ << "/nodes\nDatabase=" << dir_
+        << "/events.db\nMetricsAddress=127.0.0.1:" << port_
+        << "\nWriteComments=no\nSummaryWaitSeconds=3600\nLogLevel=debug\n";
     notify_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un sa{};
     sa.sun_family = AF_UNIX;
@@ -93,8 +93,10 @@ class AggregatorProcessTest : public ::testing::Test {
     stop_reader_ = true;
     if (notify_reader_.joinable()) notify_reader_.join();
     close(notify_fd_);
-    if (!HasFailure()) (void)accel::removeTree(dir_);
-    else std::fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
+    if (!HasFailure())
+      (void)accel::removeTree(dir_);
+    else
+      std::fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
   }
   std::string endpoint() const { return tcp_.empty() ? "ipc://" + dir_ + "/agg.sock" : tcp_; }
   // The aggregator listens on TCP loopback instead, as it does for real nodes.
@@ -102,7 +104,8 @@ class AggregatorProcessTest : public ::testing::Test {
     tcp_ = "tcp://127.0.0.1:" + std::to_string(freePort());
     std::ifstream in(dir_ + "/agg.conf");
     std::string text, line;
-    while (std::getline(in, line)) text += (line.rfind("Listen=", 0) == 0 ? "Listen=" + tcp_ : line) + "\n";
+    while (std::getline(in, line))
+      text += (line.rfind("Listen=", 0) == 0 ? "Listen=" + tcp_ : line) + "\n";
     std::ofstream(dir_ + "/agg.conf") << text;
   }
   // A second node on the allow list, with its keys.
@@ -133,7 +136,8 @@ class AggregatorProcessTest : public ::testing::Test {
 
   void startAggregator() {
     int before = readies_;
-    agg_ = spawn({ACCEL_AGGREGATORD, "--config", dir_ + "/agg.conf"}, dir_ + "/agg.log", dir_ + "/notify");
+    agg_ = spawn({ACCEL_AGGREGATORD, "--config", dir_ + "/agg.conf"}, dir_ + "/agg.log",
+                 dir_ + "/notify");
     auto end = std::chrono::steady_clock::now() + 10s;
     while (std::chrono::steady_clock::now() < end) {
       if (readies_ > before) return;
@@ -146,9 +150,10 @@ class AggregatorProcessTest : public ::testing::Test {
     agg_ = -1;
   }
   pid_t emitter(long count, bool wait) {
-    return spawn({ACCEL_EMITTER, dir_ + "/spool", endpoint(), dir_ + "/aggregator.pub", dir_ + "/node1.key",
-                  "node1", std::to_string(count), wait ? "1" : "0", dir_ + "/progress"},
-                 dir_ + "/emitter.log");
+    return spawn(
+        {ACCEL_EMITTER, dir_ + "/spool", endpoint(), dir_ + "/aggregator.pub", dir_ + "/node1.key",
+         "node1", std::to_string(count), wait ? "1" : "0", dir_ + "/progress"},
+        dir_ + "/emitter.log");
   }
   uint64_t ackedSoFar() {
     std::ifstream f(dir_ + "/progress");
@@ -160,9 +165,13 @@ class AggregatorProcessTest : public ::testing::Test {
   std::array<int64_t, 4> stream(uint64_t epoch) {
     sqlite3* db = nullptr;
     std::array<int64_t, 4> out{-1, -1, -1, -1};
-    if (sqlite3_open_v2((dir_ + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return out;
+    if (sqlite3_open_v2((dir_ + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
+        SQLITE_OK)
+      return out;
     sqlite3_stmt* s = nullptr;
-    sqlite3_prepare_v2(db, "SELECT count(*), count(DISTINCT seq), min(seq), max(seq) FROM events WHERE node='node1' AND epoch=?",
+    sqlite3_prepare_v2(db,
+                       "SELECT count(*), count(DISTINCT seq), min(seq), max(seq) FROM events WHERE "
+                       "node='node1' AND epoch=?",
                        -1, &s, nullptr);
     sqlite3_bind_int64(s, 1, int64_t(epoch));
     if (sqlite3_step(s) == SQLITE_ROW)
@@ -176,7 +185,9 @@ class AggregatorProcessTest : public ::testing::Test {
   std::string query(const std::string& sql) {
     sqlite3* db = nullptr;
     std::string out;
-    if (sqlite3_open_v2((dir_ + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return out;
+    if (sqlite3_open_v2((dir_ + "/events.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
+        SQLITE_OK)
+      return out;
     sqlite3_stmt* s = nullptr;
     sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
     if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
@@ -187,7 +198,8 @@ class AggregatorProcessTest : public ::testing::Test {
   }
   // Sends `events` as stream (node, 1) with a fresh DEALER, the node's
   // keys, and waits until the last one is acknowledged.
-  bool sendAsNode(const std::string& node, const CurveKeyPair& keys, const std::vector<accel::event::Event>& events) {
+  bool sendAsNode(const std::string& node, const CurveKeyPair& keys,
+                  const std::vector<accel::event::Event>& events) {
     zmq::context_t ctx;
     zmq::socket_t s(ctx, zmq::socket_type::dealer);
     s.set(zmq::sockopt::linger, 0);
@@ -197,7 +209,8 @@ class AggregatorProcessTest : public ::testing::Test {
     s.set(zmq::sockopt::rcvtimeo, 10000);
     s.connect(endpoint());
     uint64_t seq = 0;
-    for (const auto& ev : events) s.send(zmq::buffer(accel::event::encode({node, 1, ++seq, 1, 1}, ev)));
+    for (const auto& ev : events)
+      s.send(zmq::buffer(accel::event::encode({node, 1, ++seq, 1, 1}, ev)));
     for (zmq::message_t ack; s.recv(ack);) {
       auto a = accel::event::decodeAck({static_cast<const uint8_t*>(ack.data()), ack.size()});
       if (a.ok() && *a == accel::event::Ack{1, seq}) return true;
@@ -225,7 +238,8 @@ class AggregatorProcessTest : public ::testing::Test {
   int64_t metric(const std::string& line_start) {
     std::istringstream in(metrics());
     for (std::string line; std::getline(in, line);)
-      if (line.rfind(line_start + " ", 0) == 0) return std::stoll(line.substr(line_start.size() + 1));
+      if (line.rfind(line_start + " ", 0) == 0)
+        return std::stoll(line.substr(line_start.size() + 1));
     return -1;
   }
 
@@ -250,7 +264,9 @@ bool waitFor(Pred pred, std::chrono::seconds limit) {
   return true;
 }
 
-accel::event::TaskStarted task(uint32_t id) { return {.job_id = 7, .step_id = 0, .task_id = id, .pid = 1}; }
+accel::event::TaskStarted task(uint32_t id) {
+  return {.job_id = 7, .step_id = 0, .task_id = id, .pid = 1};
+}
 
 // An aggregator that hangs (SIGSTOP: the kernel still holds its TCP
 // connections open, so nothing at the TCP level notices) is found out by the
@@ -266,12 +282,15 @@ TEST_F(AggregatorProcessTest, PingsFindAHungAggregatorOverTcpAndNothingIsLostWhe
   ASSERT_TRUE(pinging && quiet);
   ASSERT_TRUE(pinging->publish(task(1)).ok());
   ASSERT_TRUE(quiet->publish(task(1)).ok());
-  ASSERT_TRUE(waitFor([&] { return pinging->stats().backlog == 0 && quiet->stats().backlog == 0; }, 20s));
+  ASSERT_TRUE(
+      waitFor([&] { return pinging->stats().backlog == 0 && quiet->stats().backlog == 0; }, 20s));
   ASSERT_TRUE(pinging->stats().link_up && quiet->stats().link_up);
 
   ASSERT_EQ(kill(agg_, SIGSTOP), 0);
-  for (uint32_t i = 2; i <= 5; ++i) ASSERT_TRUE(pinging->publish(task(i)).ok() && quiet->publish(task(i)).ok());
-  EXPECT_TRUE(waitFor([&] { return !pinging->stats().link_up; }, 10s)) << "pings every 0.3 s, timeout 0.9 s";
+  for (uint32_t i = 2; i <= 5; ++i)
+    ASSERT_TRUE(pinging->publish(task(i)).ok() && quiet->publish(task(i)).ok());
+  EXPECT_TRUE(waitFor([&] { return !pinging->stats().link_up; }, 10s))
+      << "pings every 0.3 s, timeout 0.9 s";
   EXPECT_GE(pinging->stats().reconnects, 1u);
   EXPECT_TRUE(quiet->stats().link_up) << "without pings nothing should notice the hung peer";
   EXPECT_EQ(quiet->stats().reconnects, 0u);
@@ -280,12 +299,14 @@ TEST_F(AggregatorProcessTest, PingsFindAHungAggregatorOverTcpAndNothingIsLostWhe
   EXPECT_TRUE(waitFor([&] { return pinging->stats().attempts >= 2; }, 10s));
 
   ASSERT_EQ(kill(agg_, SIGCONT), 0);
-  EXPECT_TRUE(waitFor([&] { return pinging->stats().backlog == 0 && quiet->stats().backlog == 0; }, 30s))
+  EXPECT_TRUE(
+      waitFor([&] { return pinging->stats().backlog == 0 && quiet->stats().backlog == 0; }, 30s))
       << describe(pinging->stats()) << " / " << describe(quiet->stats());
   EXPECT_TRUE(pinging->stats().link_up);
   for (const char* node : {"node1", "node2"})
-    EXPECT_EQ(query(std::string("SELECT count(*) || ' ' || count(DISTINCT seq) FROM events WHERE node='") + node +
-                    "' AND kind='task_started'"),
+    EXPECT_EQ(query(std::string(
+                        "SELECT count(*) || ' ' || count(DISTINCT seq) FROM events WHERE node='") +
+                    node + "' AND kind='task_started'"),
               "5 5")
         << node;
 }
@@ -321,7 +342,8 @@ TEST_F(AggregatorProcessTest, KilledEmitterLosesAndDoublesNothingAcknowledged) {
   startAggregator();
   pid_t e = emitter(60000, true);
   auto end = std::chrono::steady_clock::now() + 60s;
-  while (ackedSoFar() < 5000 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(5ms);
+  while (ackedSoFar() < 5000 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(5ms);
   kill(e, SIGKILL);
   waitpid(e, nullptr, 0);
   uint64_t acked = ackedSoFar();
@@ -338,7 +360,8 @@ TEST_F(AggregatorProcessTest, KilledAggregatorLosesNothingAfterRestart) {
   startAggregator();
   pid_t e = emitter(60000, true);
   auto end = std::chrono::steady_clock::now() + 60s;
-  while (ackedSoFar() < 5000 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(5ms);
+  while (ackedSoFar() < 5000 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(5ms);
   killAggregator();
   std::this_thread::sleep_for(300ms);
   startAggregator();
@@ -364,8 +387,9 @@ TEST_F(AggregatorProcessTest, HostilePeersAreRefusedAndCounted) {
   auto stranger = dealer(*accel::event::generateCurveKeyPair());
   // The handshake is what gets refused (and counted); whether the message still finds a pipe
   // depends on how soon that happens, so the send may not go through.
-  (void)stranger.send(zmq::buffer(accel::event::encode({"node1", 1, 1, 1, 1}, accel::event::AgentStarted{})),
-                      zmq::send_flags::dontwait);
+  (void)stranger.send(
+      zmq::buffer(accel::event::encode({"node1", 1, 1, 1, 1}, accel::event::AgentStarted{})),
+      zmq::send_flags::dontwait);
   auto known = dealer(node_);
   std::vector<uint8_t> garbage(300, 0xab), oversized(100 * 1024, 1);
   auto good = accel::event::encode({"node1", 9, 1, 1, 1}, accel::event::AgentStarted{"t", 0});
@@ -385,12 +409,15 @@ TEST_F(AggregatorProcessTest, HostilePeersAreRefusedAndCounted) {
   while (!decoded.ok()) {
     ASSERT_TRUE(known.recv(ack));
     std::span<const uint8_t> bytes{static_cast<const uint8_t*>(ack.data()), ack.size()};
-    if (auto nack = accel::event::decodeNack(bytes); nack.ok()) nacks.push_back(nack->reason);
-    else decoded = accel::event::decodeAck(bytes);
+    if (auto nack = accel::event::decodeNack(bytes); nack.ok())
+      nacks.push_back(nack->reason);
+    else
+      decoded = accel::event::decodeAck(bytes);
   }
   EXPECT_EQ(*decoded, (accel::event::Ack{9, 1}));
   using R = accel::event::NackReason;
-  EXPECT_EQ(nacks, (std::vector<R>{R::kUnreadable, R::kUnreadable, R::kUnreadable, R::kNodeMismatch}));
+  EXPECT_EQ(nacks,
+            (std::vector<R>{R::kUnreadable, R::kUnreadable, R::kUnreadable, R::kNodeMismatch}));
   std::this_thread::sleep_for(300ms);
   EXPECT_GE(metric("accel_aggregator_rejected_total{reason=\"unknown_key\"}"), 1);
   EXPECT_EQ(metric("accel_aggregator_rejected_total{reason=\"invalid\"}"), 2);
@@ -405,7 +432,11 @@ TEST_F(AggregatorProcessTest, EventsVerbPrintsTheRecordReadOnly) {
   startAggregator();
   ASSERT_EQ(waitExit(emitter(3, true), 60s), 0);
   std::string out = dir_ + "/events.out";
-  ASSERT_EQ(waitExit(spawn({ACCEL_AGGREGATORD, "--config", dir_ + "/agg.conf", "events", "--node", "node1", "--json"}, out), 30s), 0);
+  ASSERT_EQ(waitExit(spawn({ACCEL_AGGREGATORD, "--config", dir_ + "/agg.conf", "events", "--node",
+                            "node1", "--json"},
+                           out),
+                     30s),
+            0);
   std::ifstream f(out);
   int lines = 0;
   for (std::string line; std::getline(f, line);) {
@@ -424,9 +455,9 @@ TEST_F(AggregatorProcessTest, TwoNodeJobWaitsForBothEpilogsAcrossARestart) {
   CurveKeyPair node2 = *generateCurveKeyPair();
   std::ofstream(dir_ + "/nodes/node2.pub") << node2.public_key << "\n";
   // What each node sends: both report the whole partition.
-  const std::vector<Event> job{PrologStarted{7, 1000, "alice", "node[1-2]", 2},
-                               PrologFinished{7, JobResult::kOk, {"p7:0", "p7:1"}, "p7", 1, "", "ipu"},
-                               EpilogFinished{7}};
+  const std::vector<Event> job{
+      PrologStarted{7, 1000, "alice", "node[1-2]", 2},
+      PrologFinished{7, JobResult::kOk, {"p7:0", "p7:1"}, "p7", 1, "", "ipu"}, EpilogFinished{7}};
   startAggregator();
   auto epoch_s = [] {
     using namespace std::chrono;
@@ -445,7 +476,8 @@ TEST_F(AggregatorProcessTest, TwoNodeJobWaitsForBothEpilogsAcrossARestart) {
   ASSERT_TRUE(sendAsNode("node2", node2, job));
   EXPECT_EQ(query("SELECT count(*) FROM summary_waits"), "0");
   EXPECT_EQ(query("SELECT count(*) FROM pending_comments WHERE job_id = 7"), "1");
-  auto state = nlohmann::json::parse(query("SELECT state FROM jobs WHERE job_id = 7"), nullptr, false);
+  auto state =
+      nlohmann::json::parse(query("SELECT state FROM jobs WHERE job_id = 7"), nullptr, false);
   ASSERT_TRUE(state.is_object());
   EXPECT_EQ(state["accel_count"], 2);
   EXPECT_EQ(state["epilog_nodes"], nlohmann::json::array({"node1", "node2"}));

@@ -38,18 +38,20 @@ int main(int argc, char** argv) {
     auto s = (*box)->stats();
     if (s.acked == last) return s;
     last = s.acked;
-    (void)writeFileAtomic(progress, std::to_string(s.epoch) + " " + std::to_string(s.acked) + "\n", 0644, {},
-                          Durability::kProcessCrash);
+    (void)writeFileAtomic(progress, std::to_string(s.epoch) + " " + std::to_string(s.acked) + "\n",
+                          0644, {}, Durability::kProcessCrash);
     return s;
   };
   for (long i = 1; i <= count; ++i) {
-    Status st = (*box)->publish(event::TaskStarted{.job_id = 1, .step_id = 0, .task_id = uint32_t(i), .pid = 1});
+    Status st = (*box)->publish(
+        event::TaskStarted{.job_id = 1, .step_id = 0, .task_id = uint32_t(i), .pid = 1});
     if (!st.ok()) return std::fprintf(stderr, "emitter: %s\n", st.error().message().c_str()), 1;
     if (i % 1000 == 0) report();
   }
   while (wait && report().backlog > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   auto s = report();
   std::printf("epoch=%llu published=%llu acked=%llu backlog=%llu\n", (unsigned long long)s.epoch,
-              (unsigned long long)s.published, (unsigned long long)s.acked, (unsigned long long)s.backlog);
+              (unsigned long long)s.published, (unsigned long long)s.acked,
+              (unsigned long long)s.backlog);
   return 0;
 }

@@ -1,4 +1,5 @@
 // accel-agentd and accelctl as slurmd runs them: whole processes, real socket.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -8,13 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "accel/common/safe_file.h"
 #include "accel/ipc/control_socket.h"
@@ -34,13 +33,17 @@ class DaemonProcessTest : public ::testing::Test {
     ASSERT_EQ(geteuid(), 0u) << "these tests play slurmd and ordinary users: run them as root";
   }
   void startOrFail() { ASSERT_TRUE(h_.start()) << h_.startError(); }
-  bool exists(const std::string& p) { struct stat st {}; return lstat(p.c_str(), &st) == 0; }
+  bool exists(const std::string& p) {
+    struct stat st {};
+    return lstat(p.c_str(), &st) == 0;
+  }
   json jobs() {
     auto r = h_.ctl({"jobs", "--json"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out.empty() ? "[]" : r.out);
   }
-  AgentHarness h_{HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
+  AgentHarness h_{
+      HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
 };
 
 TEST_F(DaemonProcessTest, ReadyStatusAndCleanStop) {
@@ -99,7 +102,8 @@ TEST_F(DaemonProcessTest, EightPrologsAtOnceAllSucceed) {
   std::vector<std::future<RunResult>> runs;
   for (uint32_t i = 0; i < 8; ++i)
     runs.push_back(std::async(std::launch::async, [this, i] {
-      return h_.ctl({"prolog"}, AgentHarness::jobEnv(3000 + i, 4242, i < 4 ? std::to_string(i) : ""));
+      return h_.ctl({"prolog"},
+                    AgentHarness::jobEnv(3000 + i, 4242, i < 4 ? std::to_string(i) : ""));
     }));
   for (auto& r : runs) {
     auto res = r.get();
@@ -141,10 +145,12 @@ TEST_F(DaemonProcessTest, HostileBytesOnTheSocketAreRefusedAndTheDaemonStaysUp) 
     std::vector<uint8_t> junk(1 + rng() % 300);
     for (auto& c : junk) c = static_cast<uint8_t>(rng());
     auto reply = ipc::call(h_.socketPath(), junk.data(), junk.size(), 2s);
-    ASSERT_TRUE(reply.ok()) << "message " << i << " (" << junk.size() << " bytes): " << reply.error().message()
-                            << "; the daemon " << (h_.running() ? "runs" : "is gone") << "; its log:\n"
+    ASSERT_TRUE(reply.ok()) << "message " << i << " (" << junk.size()
+                            << " bytes): " << reply.error().message() << "; the daemon "
+                            << (h_.running() ? "runs" : "is gone") << "; its log:\n"
                             << h_.daemonLog();
-    EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(reply->data())->outcome(), control::Outcome::BadRequest);
+    EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(reply->data())->outcome(),
+              control::Outcome::BadRequest);
   }
   // Oversize: sent raw, past the cap.
   auto conn = ipc::connectControl(h_.socketPath());
@@ -155,17 +161,20 @@ TEST_F(DaemonProcessTest, HostileBytesOnTheSocketAreRefusedAndTheDaemonStaysUp) 
   ASSERT_EQ(send(conn->fd(), big.data(), big.size(), 0), static_cast<ssize_t>(big.size()));
   auto over = ipc::recvMessage(*conn, 2s);
   ASSERT_TRUE(over.ok());
-  EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(over->data())->outcome(), control::Outcome::BadRequest);
+  EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(over->data())->outcome(),
+            control::Outcome::BadRequest);
   // A client that connects and says nothing is dropped without harm.
   auto silent = ipc::connectControl(h_.socketPath());
   ASSERT_TRUE(silent.ok());
   // A truncated valid request.
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::StatusRequest,
-                                    control::CreateStatusRequest(fbb).Union()), control::RequestIdentifier());
+                                    control::CreateStatusRequest(fbb).Union()),
+             control::RequestIdentifier());
   auto cut = ipc::call(h_.socketPath(), fbb.GetBufferPointer(), fbb.GetSize() / 2, 2s);
   ASSERT_TRUE(cut.ok());
-  EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(cut->data())->outcome(), control::Outcome::BadRequest);
+  EXPECT_EQ(flatbuffers::GetRoot<control::Reply>(cut->data())->outcome(),
+            control::Outcome::BadRequest);
   EXPECT_TRUE(h_.running());
   EXPECT_EQ(h_.ctl({"status"}).exit_code, 0);
 }
@@ -187,7 +196,8 @@ TEST_F(DaemonProcessTest, SymlinkAtSocketPathIsRefusedStaleSocketIsReplaced) {
 TEST_F(DaemonProcessTest, BadConfigStopsTheStartAndNamesFileLineKey) {
   h_.writeConfig("LogLevel=loud\n");  // the harness writes 7 lines before this one
   EXPECT_FALSE(h_.start(3s));
-  EXPECT_NE(h_.startError().find("accel.conf:8: key 'LogLevel'"), std::string::npos) << h_.startError();
+  EXPECT_NE(h_.startError().find("accel.conf:8: key 'LogLevel'"), std::string::npos)
+      << h_.startError();
   EXPECT_FALSE(exists(h_.socketPath()));
 }
 
@@ -266,12 +276,14 @@ TEST_F(DaemonProcessTest, ClientsOverTheLimitAreToldBusyAndServiceResumes) {
   constexpr int kLimit = 64;  // root's places (ipc::AdmissionLimits::admin_connections)
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::StatusRequest,
-                                    control::CreateStatusRequest(fbb).Union()), control::RequestIdentifier());
+                                    control::CreateStatusRequest(fbb).Union()),
+             control::RequestIdentifier());
   std::string last_error;
   auto outcome = [&] {
     auto reply = ipc::call(h_.socketPath(), fbb.GetBufferPointer(), fbb.GetSize(), 5s);
     if (!reply.ok()) last_error = reply.error().message();
-    return reply.ok() ? flatbuffers::GetRoot<control::Reply>(reply->data())->outcome() : control::Outcome::NodeFault;
+    return reply.ok() ? flatbuffers::GetRoot<control::Reply>(reply->data())->outcome()
+                      : control::Outcome::NodeFault;
   };
   ASSERT_EQ(outcome(), control::Outcome::Ok);
   std::vector<ipc::Socket> held;
@@ -287,7 +299,8 @@ TEST_F(DaemonProcessTest, ClientsOverTheLimitAreToldBusyAndServiceResumes) {
     std::this_thread::sleep_for(20ms);
     auto t0 = std::chrono::steady_clock::now();
     crowded = outcome();
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s) << "a client over the limit waited for an answer";
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s)
+        << "a client over the limit waited for an answer";
   }
   EXPECT_EQ(crowded, control::Outcome::Busy) << "last call error: " << last_error;
   held.clear();
@@ -296,8 +309,8 @@ TEST_F(DaemonProcessTest, ClientsOverTheLimitAreToldBusyAndServiceResumes) {
     std::this_thread::sleep_for(20ms);
     after = outcome();
   }
-  EXPECT_EQ(after, control::Outcome::Ok) << "the daemon did not serve again after the crowd left; last call error: "
-                                         << last_error;
+  EXPECT_EQ(after, control::Outcome::Ok)
+      << "the daemon did not serve again after the crowd left; last call error: " << last_error;
   EXPECT_TRUE(h_.running());
   EXPECT_EQ(h_.terminate(), 0) << "a clean stop after the crowd";
 }
@@ -309,7 +322,8 @@ TEST_F(DaemonProcessTest, OutOfFileDescriptorsNeitherSpinsNorLosesTheClient) {
   startOrFail();
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::StatusRequest,
-                                    control::CreateStatusRequest(fbb).Union()), control::RequestIdentifier());
+                                    control::CreateStatusRequest(fbb).Union()),
+             control::RequestIdentifier());
   auto reply = ipc::call(h_.socketPath(), fbb.GetBufferPointer(), fbb.GetSize(), 5s);
   ASSERT_TRUE(reply.ok()) << reply.error().message();
   std::this_thread::sleep_for(200ms);  // the worker that served it is idle again
@@ -319,7 +333,8 @@ TEST_F(DaemonProcessTest, OutOfFileDescriptorsNeitherSpinsNorLosesTheClient) {
   // one past the first free number.
   auto limit_for_one_more = [&] {
     std::set<long> used;
-    for (const auto& e : std::filesystem::directory_iterator(fd_dir)) used.insert(std::stol(e.path().filename()));
+    for (const auto& e : std::filesystem::directory_iterator(fd_dir))
+      used.insert(std::stol(e.path().filename()));
     long first_free = 0;
     while (used.count(first_free) != 0) ++first_free;
     long second_free = first_free + 1;
@@ -352,10 +367,12 @@ TEST_F(DaemonProcessTest, OutOfFileDescriptorsNeitherSpinsNorLosesTheClient) {
   const long before = cpu_ticks();
   std::this_thread::sleep_for(1500ms);
   const long used = cpu_ticks() - before;
-  EXPECT_LT(used, sysconf(_SC_CLK_TCK) / 2) << "the daemon spun on a connection it could not accept";
+  EXPECT_LT(used, sysconf(_SC_CLK_TCK) / 2)
+      << "the daemon spun on a connection it could not accept";
   const std::string log = h_.daemonLog();
   size_t said = 0;
-  for (size_t at = log.find("Too many open files"); at != std::string::npos; at = log.find("Too many open files", at + 1))
+  for (size_t at = log.find("Too many open files"); at != std::string::npos;
+       at = log.find("Too many open files", at + 1))
     ++said;
   EXPECT_EQ(said, 1u) << "the failure is said once, not on every retry:\n" << log;
   held = ipc::Socket();  // its worker sees the close and frees the descriptor
@@ -370,11 +387,14 @@ TEST_F(DaemonProcessTest, AnUnreadNotifySocketNeverStallsRequests) {
   startOrFail();
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::StatusRequest,
-                                    control::CreateStatusRequest(fbb).Union()), control::RequestIdentifier());
+                                    control::CreateStatusRequest(fbb).Union()),
+             control::RequestIdentifier());
   int ok = 0;
   for (int i = 0; i < 300; ++i) {
     auto reply = ipc::call(h_.socketPath(), fbb.GetBufferPointer(), fbb.GetSize(), 2s);
-    if (reply.ok() && flatbuffers::GetRoot<control::Reply>(reply->data())->outcome() == control::Outcome::Ok) ++ok;
+    if (reply.ok() &&
+        flatbuffers::GetRoot<control::Reply>(reply->data())->outcome() == control::Outcome::Ok)
+      ++ok;
   }
   EXPECT_EQ(ok, 300);
 }
@@ -391,7 +411,8 @@ TEST_F(DaemonProcessTest, PingsTheWatchdogWhenAskedAndNeverOtherwise) {
   EXPECT_TRUE(h_.waitNotify("WATCHDOG=1", 2s));
   EXPECT_TRUE(h_.waitNotify("WATCHDOG=1", 2s));
   EXPECT_EQ(h_.terminate(), 0);
-  AgentHarness quiet{HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
+  AgentHarness quiet{
+      HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
   ASSERT_TRUE(quiet.start()) << quiet.startError();
   EXPECT_FALSE(quiet.waitNotify("WATCHDOG=1", 500ms));
 }
@@ -422,9 +443,11 @@ TEST_F(DaemonProcessTest, IpuofDirWritableByOthersStopsTheStart) {
   ASSERT_EQ(chmod(ipuof.c_str(), 0777), 0);
   writeFile(h_.dir() + "/vipu.conf", "ApiHost=127.0.0.1\nIpuofDir=" + ipuof + "\n");
   EXPECT_FALSE(h_.start(3s));
-  EXPECT_NE(h_.startError().find("IpuofDir of " + h_.dir() + "/vipu.conf must be root's"), std::string::npos)
+  EXPECT_NE(h_.startError().find("IpuofDir of " + h_.dir() + "/vipu.conf must be root's"),
+            std::string::npos)
       << h_.startError();
-  EXPECT_NE(h_.startError().find(ipuof + ": writable by others (mode 0777)"), std::string::npos) << h_.startError();
+  EXPECT_NE(h_.startError().find(ipuof + ": writable by others (mode 0777)"), std::string::npos)
+      << h_.startError();
   struct stat st {};
   ASSERT_EQ(stat(ipuof.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0777u);
@@ -497,7 +520,8 @@ TEST_F(DaemonProcessTest, MetricsShowHooksJobsAndTheSpool) {
   ASSERT_EQ(h_.ctl({"prolog"}, AgentHarness::jobEnv(1401, 4242, "0")).exit_code, 0);
   std::string running = scrape();
   EXPECT_EQ(metricValue(running, "accel_jobs_active"), 1) << running;
-  EXPECT_EQ(metricValue(running, "accel_hook_duration_seconds_count{hook=\"prolog\"}"), 1) << running;
+  EXPECT_EQ(metricValue(running, "accel_hook_duration_seconds_count{hook=\"prolog\"}"), 1)
+      << running;
   EXPECT_GT(metricValue(running, "accel_hook_duration_seconds_sum{hook=\"prolog\"}"), 0) << running;
   ASSERT_EQ(h_.ctl({"epilog"}, AgentHarness::jobEnv(1401, 4242, "0")).exit_code, 0);
   std::string done = scrape();
@@ -508,14 +532,17 @@ TEST_F(DaemonProcessTest, MetricsShowHooksJobsAndTheSpool) {
   EXPECT_EQ(metricValue(done, "accel_events_spooled"), 5) << done;
   EXPECT_GT(metricValue(done, "accel_spool_bytes"), 0) << done;
   EXPECT_EQ(h_.terminate(), 0) << h_.daemonLog();
-  EXPECT_TRUE(support::httpExchange(port, "GET /metrics HTTP/1.0\r\n\r\n").empty()) << "still served after the stop";
+  EXPECT_TRUE(support::httpExchange(port, "GET /metrics HTTP/1.0\r\n\r\n").empty())
+      << "still served after the stop";
 }
 
 TEST_F(DaemonProcessTest, BadMetricsAddressStopsTheStartAndIsNamed) {
   h_.writeConfig("MetricsAddress=localhost:9464\n");
   EXPECT_FALSE(h_.start(3s));
-  EXPECT_NE(h_.startError().find("MetricsAddress in " + h_.configPath()), std::string::npos) << h_.startError();
-  EXPECT_NE(h_.startError().find("not a numeric IPv4 address"), std::string::npos) << h_.startError();
+  EXPECT_NE(h_.startError().find("MetricsAddress in " + h_.configPath()), std::string::npos)
+      << h_.startError();
+  EXPECT_NE(h_.startError().find("not a numeric IPv4 address"), std::string::npos)
+      << h_.startError();
 }
 
 // An idle daemon sleeps: no thread wakes up periodically (the watchdog is
@@ -531,7 +558,8 @@ TEST_F(DaemonProcessTest, IdleDaemonDoesNotWakeUp) {
       std::ifstream in(t.path() / "status");
       std::string line;
       while (std::getline(in, line))
-        if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0 ||
+            line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
           total += std::stol(line.substr(line.find(':') + 1));
     }
     return total;

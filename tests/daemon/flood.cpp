@@ -37,13 +37,19 @@ FloodCounts floodLoop(const sockaddr_un& a, int held) {
     for (auto& p : fds) {
       if (p.fd >= 0) continue;
       p.fd = connectTo(a);
-      if (p.fd >= 0) ++c.connects; else ++c.connect_failures;
+      if (p.fd >= 0)
+        ++c.connects;
+      else
+        ++c.connect_failures;
     }
     if (poll(fds.data(), fds.size(), 1) > 0) {
       for (auto& p : fds) {
         if (p.fd < 0 || p.revents == 0) continue;
         ssize_t n = recv(p.fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n > 0) ++c.answered_busy; else ++c.closed_silently;
+        if (n > 0)
+          ++c.answered_busy;
+        else
+          ++c.closed_silently;
         close(p.fd);
         p.fd = -1;
         p.revents = 0;
@@ -51,7 +57,10 @@ FloodCounts floodLoop(const sockaddr_un& a, int held) {
     }
     for (int i = 0; i < 50; ++i) {
       int fd = connectTo(a);
-      if (fd < 0) { ++c.connect_failures; continue; }
+      if (fd < 0) {
+        ++c.connect_failures;
+        continue;
+      }
       ++c.connects;
       ++c.churned;
       close(fd);
@@ -71,7 +80,7 @@ Flood::Flood(const std::string& socket_path, uid_t uid, int held) {
     rlimit r{static_cast<rlim_t>(held) + 64, static_cast<rlim_t>(held) + 64};
     setrlimit(RLIMIT_NOFILE, &r);
     if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(126);
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = [](int) { g_stop = 1; };
     sigaction(SIGTERM, &sa, nullptr);
     sockaddr_un a{};

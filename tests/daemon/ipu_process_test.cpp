@@ -5,11 +5,11 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <map>
-#include <set>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "process_harness.h"
@@ -27,23 +27,29 @@ class IpuProcessTest : public ::testing::Test {
     state_ = h_.dir() + "/mock-state";
     ::setenv("ACCEL_HW_MOCK_STATE", state_.c_str(), 1);  // inherited by the daemon
     ipuof_ = h_.dir() + "/ipuof";
-    write(h_.dir() + "/vipu.conf", "ApiHost=127.0.0.1\nApiPort=8090\nIpuofDir=" + ipuof_ + "\nApiTimeout=2\n");
+    write(h_.dir() + "/vipu.conf",
+          "ApiHost=127.0.0.1\nApiPort=8090\nIpuofDir=" + ipuof_ + "\nApiTimeout=2\n");
     h_.writeConfig("HwMockDir=" ACCEL_HW_MOCK_BUILD "\n");
   }
   void TearDown() override { ::unsetenv("ACCEL_HW_MOCK_STATE"); }
 
-  static void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+  static void write(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
   void faults(const std::string& rules) {
     std::filesystem::create_directories(state_ + "/vipu");
     write(state_ + "/vipu/faults", rules);
   }
   void startOrFail() { ASSERT_TRUE(h_.start()) << h_.startError(); }
-  static bool exists(const std::string& p) { struct stat st {}; return lstat(p.c_str(), &st) == 0; }
+  static bool exists(const std::string& p) {
+    struct stat st {};
+    return lstat(p.c_str(), &st) == 0;
+  }
 
   // The partitions the fake controller holds, by name.
   std::map<std::string, json> partitions(const std::string& options = "") {
-    std::string cmd = "ACCEL_HW_MOCK_STATE=" + state_ + " " ACCEL_HW_MOCK_BUILD "/bin/vipu " + options +
-                      " list partitions --json";
+    std::string cmd = "ACCEL_HW_MOCK_STATE=" + state_ + " " ACCEL_HW_MOCK_BUILD "/bin/vipu " +
+                      options + " list partitions --json";
     std::string out;
     if (FILE* f = ::popen(cmd.c_str(), "r")) {
       char buf[4096];
@@ -58,7 +64,8 @@ class IpuProcessTest : public ::testing::Test {
     return byName;
   }
 
-  std::map<std::string, std::string> ipuEnv(uint32_t job, const std::string& ipus, const std::string& ntasks) {
+  std::map<std::string, std::string> ipuEnv(uint32_t job, const std::string& ipus,
+                                            const std::string& ntasks) {
     auto env = AgentHarness::jobEnv(job, 4242);
     env["SPANK_ACCEL_IPUS"] = ipus;
     env["SPANK_ACCEL_NTASKS"] = ntasks;
@@ -66,7 +73,8 @@ class IpuProcessTest : public ::testing::Test {
   }
 
   // The prolog environment of one node of a job that runs on sbn1 and sbn2.
-  std::map<std::string, std::string> nodeEnv(uint32_t job, const std::string& node, const std::string& ntasks) {
+  std::map<std::string, std::string> nodeEnv(uint32_t job, const std::string& node,
+                                             const std::string& ntasks) {
     auto env = ipuEnv(job, "4", ntasks);
     env["SLURMD_NODENAME"] = node;
     env["SLURM_NODELIST"] = "sbn[1-2]";
@@ -78,7 +86,8 @@ class IpuProcessTest : public ::testing::Test {
   int calls(const std::string& text) {
     std::ifstream in(state_ + "/vipu/calls.log");
     int n = 0;
-    for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos ? 1 : 0;
+    for (std::string line; std::getline(in, line);)
+      n += line.find(text) != std::string::npos ? 1 : 0;
     return n;
   }
 
@@ -91,13 +100,16 @@ class IpuProcessTest : public ::testing::Test {
   // the same controller (ACCEL_HW_MOCK_STATE, inherited).
   void startSecondNode() {
     ipuof2_ = h2_.dir() + "/ipuof";
-    write(h2_.dir() + "/vipu.conf", "ApiHost=127.0.0.1\nApiPort=8090\nIpuofDir=" + ipuof2_ + "\nApiTimeout=2\n");
+    write(h2_.dir() + "/vipu.conf",
+          "ApiHost=127.0.0.1\nApiPort=8090\nIpuofDir=" + ipuof2_ + "\nApiTimeout=2\n");
     h2_.writeConfig("HwMockDir=" ACCEL_HW_MOCK_BUILD "\n");
     ASSERT_TRUE(h2_.start()) << h2_.startError();
   }
 
-  AgentHarness h_{HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
-  AgentHarness h2_{HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
+  AgentHarness h_{
+      HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
+  AgentHarness h2_{
+      HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
   std::string state_;
   std::string ipuof_;
   std::string ipuof2_;
@@ -156,7 +168,8 @@ TEST_F(IpuProcessTest, AFollowerWhoseLeaderNeverMadeThePartitionFailsTheJobNotTh
   auto p = h_.ctl({"prolog"}, nodeEnv(8131, "sbn2", "1"));
   auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_NE(p.err.find("partition p8131 was not made by the job's first node sbn1 within 2.5 s"), std::string::npos)
+  EXPECT_NE(p.err.find("partition p8131 was not made by the job's first node sbn1 within 2.5 s"),
+            std::string::npos)
       << p.err;
   EXPECT_NE(p.err.find("the node stays in service"), std::string::npos) << p.err;
   EXPECT_GE(took, 2500ms);
@@ -240,7 +253,8 @@ TEST_F(IpuProcessTest, ControllerDownFailsThePrologCleanlyAndNamesIt) {
 // accel_driver_call_seconds: the V-IPU controller's calls, by outcome.
 TEST_F(IpuProcessTest, VendorCallsAreTimedByOutcome) {
   const uint16_t port = support::freePort();
-  h_.writeConfig("HwMockDir=" ACCEL_HW_MOCK_BUILD "\nMetricsAddress=127.0.0.1:" + std::to_string(port) + "\n");
+  h_.writeConfig(
+      "HwMockDir=" ACCEL_HW_MOCK_BUILD "\nMetricsAddress=127.0.0.1:" + std::to_string(port) + "\n");
   faults("* down\n");
   startOrFail();
   EXPECT_EQ(h_.ctl({"prolog"}, ipuEnv(8103, "2", "1")).exit_code, 1);
@@ -248,7 +262,8 @@ TEST_F(IpuProcessTest, VendorCallsAreTimedByOutcome) {
   ASSERT_EQ(h_.ctl({"prolog"}, ipuEnv(8104, "2", "1")).exit_code, 0);
   std::string text = support::httpExchange(port, "GET /metrics HTTP/1.0\r\n\r\n");
   auto count = [&](const std::string& result) {
-    std::string line = "\naccel_driver_call_seconds_count{driver=\"vipu\",result=\"" + result + "\"} ";
+    std::string line =
+        "\naccel_driver_call_seconds_count{driver=\"vipu\",result=\"" + result + "\"} ";
     size_t at = text.find(line);
     return at == std::string::npos ? -1L : std::stol(text.substr(at + line.size()));
   };
@@ -312,7 +327,8 @@ TEST_F(IpuProcessTest, FourJobsAtOnceGetFourPartitions) {
   std::vector<std::thread> threads;
   std::vector<int> codes(4, -1);
   for (int i = 0; i < 4; ++i)
-    threads.emplace_back([&, i] { codes[i] = h_.ctl({"prolog"}, ipuEnv(8110 + i, "4", "1")).exit_code; });
+    threads.emplace_back(
+        [&, i] { codes[i] = h_.ctl({"prolog"}, ipuEnv(8110 + i, "4", "1")).exit_code; });
   for (auto& t : threads) t.join();
   for (int c : codes) EXPECT_EQ(c, 0);
   auto parts = partitions();
@@ -336,10 +352,11 @@ TEST_F(IpuProcessTest, SecureConfigWithAReadableKeyIsRefusedAtStart) {
   write(h_.dir() + "/key.pem", "key");
   write(h_.dir() + "/cert.pem", "cert");
   ::chmod((h_.dir() + "/key.pem").c_str(), 0644);
-  write(h_.dir() + "/vipu.conf", "ApiHost=127.0.0.1\nIpuofDir=" + ipuof_ +
-                                     "\nIsSecure=yes\nApiUser=slurm\nApiAccessKey=k\nClientCertFile=" + h_.dir() +
-                                     "/cert.pem\nClientKeyFile=" + h_.dir() + "/key.pem\nServerCertFile=" + h_.dir() +
-                                     "/cert.pem\n");
+  write(h_.dir() + "/vipu.conf",
+        "ApiHost=127.0.0.1\nIpuofDir=" + ipuof_ +
+            "\nIsSecure=yes\nApiUser=slurm\nApiAccessKey=k\nClientCertFile=" + h_.dir() +
+            "/cert.pem\nClientKeyFile=" + h_.dir() + "/key.pem\nServerCertFile=" + h_.dir() +
+            "/cert.pem\n");
   EXPECT_FALSE(h_.start(5s));
   EXPECT_NE(h_.startError().find("ClientKeyFile"), std::string::npos) << h_.startError();
   EXPECT_NE(h_.startError().find("0644"), std::string::npos) << h_.startError();
@@ -349,18 +366,20 @@ TEST_F(IpuProcessTest, SecureModePassesTheCredentials) {
   write(h_.dir() + "/key.pem", "key");
   write(h_.dir() + "/cert.pem", "cert");
   ::chmod((h_.dir() + "/key.pem").c_str(), 0600);
-  write(h_.dir() + "/vipu.conf", "ApiHost=127.0.0.1\nIpuofDir=" + ipuof_ +
-                                     "\nIsSecure=yes\nApiUser=slurm\nApiAccessKey=s3cret\nClientCertFile=" + h_.dir() +
-                                     "/cert.pem\nClientKeyFile=" + h_.dir() + "/key.pem\nServerCertFile=" + h_.dir() +
-                                     "/cert.pem\n");
+  write(h_.dir() + "/vipu.conf",
+        "ApiHost=127.0.0.1\nIpuofDir=" + ipuof_ +
+            "\nIsSecure=yes\nApiUser=slurm\nApiAccessKey=s3cret\nClientCertFile=" + h_.dir() +
+            "/cert.pem\nClientKeyFile=" + h_.dir() + "/key.pem\nServerCertFile=" + h_.dir() +
+            "/cert.pem\n");
   std::filesystem::create_directories(state_ + "/vipu");
   write(state_ + "/vipu/secure", "user=slurm\naccess-key=s3cret\n");
   startOrFail();
   auto p = h_.ctl({"prolog"}, ipuEnv(8121, "2", "1"));
   EXPECT_EQ(p.exit_code, 0) << p.err;
   const std::string d = h_.dir();
-  EXPECT_EQ(partitions("--api-user slurm --api-access-key s3cret --api-client-cert " + d + "/cert.pem --api-client-key " +
-                       d + "/key.pem --api-server-cert " + d + "/cert.pem")
+  EXPECT_EQ(partitions("--api-user slurm --api-access-key s3cret --api-client-cert " + d +
+                       "/cert.pem --api-client-key " + d + "/key.pem --api-server-cert " + d +
+                       "/cert.pem")
                 .count("p8121"),
             1u);
   EXPECT_TRUE(partitions().empty()) << "without credentials the controller answers nothing";
@@ -386,15 +405,18 @@ TEST_F(IpuProcessTest, IpuJobOnANodeWithoutVipuFailsTheJobAndDrainsTheNode) {
   auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_EQ(p.exit_code, 0) << p.err;
   EXPECT_LT(took, 2s) << "the hook waited for the drain";
-  EXPECT_NE(p.err.find("has no V-IPU controller (no vipu.conf beside " + h_.configPath() + ")"), std::string::npos)
+  EXPECT_NE(p.err.find("has no V-IPU controller (no vipu.conf beside " + h_.configPath() + ")"),
+            std::string::npos)
       << p.err;
-  EXPECT_NE(p.err.find("(the job fails; accel-agentd drains this node: a configuration fault)"), std::string::npos)
+  EXPECT_NE(p.err.find("(the job fails; accel-agentd drains this node: a configuration fault)"),
+            std::string::npos)
       << p.err;
   auto job = h_.ctl({"job", "8150", "--json"});
   ASSERT_EQ(job.exit_code, 0) << job.err;
   auto j = json::parse(job.out);
   EXPECT_EQ(j["state"], "Failed") << job.out;
-  EXPECT_NE(j["last_error"].get<std::string>().find("yet the job asked for 2 IPUs: a fault of the cluster's configuration"),
+  EXPECT_NE(j["last_error"].get<std::string>().find(
+                "yet the job asked for 2 IPUs: a fault of the cluster's configuration"),
             std::string::npos)
       << job.out;
   EXPECT_EQ(calls("partition"), 0);
@@ -405,8 +427,10 @@ TEST_F(IpuProcessTest, IpuJobOnANodeWithoutVipuFailsTheJobAndDrainsTheNode) {
     std::this_thread::sleep_for(100ms);
   }
   auto drain_took = std::chrono::steady_clock::now() - t0;
-  EXPECT_NE(status.find("configuration fault: job 8150 asked for IPUs but this node has no V-IPU controller"),
-            std::string::npos)
+  EXPECT_NE(
+      status.find(
+          "configuration fault: job 8150 asked for IPUs but this node has no V-IPU controller"),
+      std::string::npos)
       << status;
   EXPECT_NE(status.find("drain: job 8150: node "), std::string::npos) << status;
   EXPECT_NE(status.find("not drained in Slurm"), std::string::npos) << status;

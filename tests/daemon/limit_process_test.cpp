@@ -3,6 +3,7 @@
 // requests spank_accel.so sends from slurmstepd. Time bounds are generous;
 // the precise delays are measured by bench/limit_bench.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,8 +12,6 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
@@ -121,7 +120,8 @@ class LimitProcessTest : public ::testing::Test {
       ticks = *t;
     }
     flatbuffers::FlatBufferBuilder fbb;
-    auto body = control::CreateTaskRequest(fbb, job, step, pid, ticks, control::TaskEventKind::Started, 0);
+    auto body =
+        control::CreateTaskRequest(fbb, job, step, pid, ticks, control::TaskEventKind::Started, 0);
     fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::TaskRequest, body.Union()),
                control::RequestIdentifier());
     send(fbb);
@@ -134,9 +134,12 @@ class LimitProcessTest : public ::testing::Test {
                control::RequestIdentifier());
     send(fbb);
   }
-  static double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+  static double since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
 
-  AgentHarness h_{HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
+  AgentHarness h_{
+      HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
   int warn_pipe_[2] = {-1, -1};
   std::vector<pid_t> children_;
 };
@@ -228,7 +231,8 @@ TEST_F(LimitProcessTest, DeadlinePassedWhileTheDaemonWasDownIsEnforcedAtOnce) {
 TEST_F(LimitProcessTest, ApplianceJobIsChargedFromItsStartAndCancelledAtTheLimit) {
   const std::string state = h_.dir() + "/mock-state";
   ::setenv("ACCEL_HW_MOCK_STATE", state.c_str(), 1);  // inherited by the daemon and the launcher
-  h_.writeConfig("ApplianceKillGrace=1\nAppliancePollInterval=1\nHwMockDir=" ACCEL_HW_MOCK_BUILD "\n");
+  h_.writeConfig("ApplianceKillGrace=1\nAppliancePollInterval=1\nHwMockDir=" ACCEL_HW_MOCK_BUILD
+                 "\n");
   startOrFail();
   auto env = AgentHarness::jobEnv(2005, 4242);
   env["SPANK_ACCEL_APPLIANCE_TIME"] = "1";
@@ -242,8 +246,9 @@ TEST_F(LimitProcessTest, ApplianceJobIsChargedFromItsStartAndCancelledAtTheLimit
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     submitAsJobUser();
-    execl(ACCEL_HW_MOCK_BUILD "/bin/fake-appliance-job", "fake-appliance-job", "--csx", "1", "--queue-seconds", "2",
-          "--run-seconds", "30", "--label", "slurm-job-id=2005", static_cast<char*>(nullptr));
+    execl(ACCEL_HW_MOCK_BUILD "/bin/fake-appliance-job", "fake-appliance-job", "--csx", "1",
+          "--queue-seconds", "2", "--run-seconds", "30", "--label", "slurm-job-id=2005",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   children_.push_back(launcher);
@@ -251,7 +256,8 @@ TEST_F(LimitProcessTest, ApplianceJobIsChargedFromItsStartAndCancelledAtTheLimit
   double ended = since(t0);
   ::unsetenv("ACCEL_HW_MOCK_STATE");
   ASSERT_NE(st, -1) << "the appliance job was never cancelled";
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << "fake-appliance-job exits 2 when cancelled: " << st;
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2)
+      << "fake-appliance-job exits 2 when cancelled: " << st;
   EXPECT_GT(ended, 2.7) << "queue time was charged";
   EXPECT_LT(ended, 5.0);
   ASSERT_NE(waitEnd(t, 2000ms), -1) << "the task was not terminated";
@@ -264,7 +270,9 @@ TEST_F(LimitProcessTest, ApplianceJobIsChargedFromItsStartAndCancelledAtTheLimit
 TEST_F(LimitProcessTest, SurrogateWaiterIsSparedSigtermButNotSigkill) {
   const std::string state = h_.dir() + "/mock-state";
   ::setenv("ACCEL_HW_MOCK_STATE", state.c_str(), 1);
-  h_.writeConfig("ApplianceKillGrace=1\nAppliancePollInterval=1\nSurrogateSteps=no\nHwMockDir=" ACCEL_HW_MOCK_BUILD "\n");
+  h_.writeConfig(
+      "ApplianceKillGrace=1\nAppliancePollInterval=1\nSurrogateSteps="
+      "no\nHwMockDir=" ACCEL_HW_MOCK_BUILD "\n");
   startOrFail();
   auto env = AgentHarness::jobEnv(2006, 4242);
   env["SPANK_ACCEL_APPLIANCE_TIME"] = "4";  // time for the reports below
@@ -275,8 +283,9 @@ TEST_F(LimitProcessTest, SurrogateWaiterIsSparedSigtermButNotSigkill) {
   if (launcher == 0) {
     dup2(out[1], 1);
     submitAsJobUser();
-    execl(ACCEL_HW_MOCK_BUILD "/bin/fake-appliance-job", "fake-appliance-job", "--csx", "1", "--queue-seconds", "0",
-          "--run-seconds", "30", "--label", "slurm-job-id=2006", static_cast<char*>(nullptr));
+    execl(ACCEL_HW_MOCK_BUILD "/bin/fake-appliance-job", "fake-appliance-job", "--csx", "1",
+          "--queue-seconds", "0", "--run-seconds", "30", "--label", "slurm-job-id=2006",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   close(out[1]);
@@ -293,7 +302,8 @@ TEST_F(LimitProcessTest, SurrogateWaiterIsSparedSigtermButNotSigkill) {
     fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::SurrogateRequest, body.Union()),
                control::RequestIdentifier());
     auto reply = ipc::call(h_.socketPath(), fbb.GetBufferPointer(), fbb.GetSize(), 2s);
-    reported = reply.ok() && flatbuffers::GetRoot<control::Reply>(reply->data())->outcome() == control::Outcome::Ok;
+    reported = reply.ok() && flatbuffers::GetRoot<control::Reply>(reply->data())->outcome() ==
+                                 control::Outcome::Ok;
     if (!reported) std::this_thread::sleep_for(100ms);
   }
   ASSERT_TRUE(reported) << "the surrogate step of " << appliance_job << " was never accepted";
@@ -310,7 +320,8 @@ TEST_F(LimitProcessTest, SurrogateWaiterIsSparedSigtermButNotSigkill) {
   ASSERT_NE(st, -1) << "the waiter was left after the grace";
   EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st;
   st = waitEnd(launcher, 4000ms);
-  EXPECT_TRUE(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 2) << "the appliance job was not cancelled: " << st;
+  EXPECT_TRUE(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 2)
+      << "the appliance job was not cancelled: " << st;
 }
 
 }  // namespace

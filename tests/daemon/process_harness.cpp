@@ -41,7 +41,8 @@ AgentHarness::AgentHarness(HarnessPaths paths) : paths_(std::move(paths)) {
 
 void AgentHarness::placeRunDirUnder(const std::string& parent) {
   std::string tmpl = parent + "/accel-agentd-run-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp under " + parent + " failed");
+  if (mkdtemp(tmpl.data()) == nullptr)
+    throw std::runtime_error("mkdtemp under " + parent + " failed");
   chmod(tmpl.c_str(), 0755);
   run_parent_ = tmpl;
   run_dir_ = tmpl + "/run";
@@ -104,7 +105,8 @@ bool AgentHarness::waitNotify(const std::string& text, std::chrono::milliseconds
     if (poll(&p, 1, 20) > 0) {
       char buf[4096];
       ssize_t n = recv(notify_fd_, buf, sizeof buf, 0);
-      if (n > 0 && std::string(buf, static_cast<size_t>(n)).find(text) != std::string::npos) return true;
+      if (n > 0 && std::string(buf, static_cast<size_t>(n)).find(text) != std::string::npos)
+        return true;
     }
     if (!running()) return false;
   }
@@ -114,7 +116,10 @@ bool AgentHarness::waitNotify(const std::string& text, std::chrono::milliseconds
 bool AgentHarness::running() {
   if (pid_ <= 0) return false;
   int status = 0;
-  if (waitpid(pid_, &status, WNOHANG) == pid_) { pid_ = -1; return false; }
+  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    return false;
+  }
   return true;
 }
 
@@ -125,7 +130,9 @@ void AgentHarness::kill9() {
   pid_ = -1;
 }
 
-void AgentHarness::signal(int sig) { if (pid_ > 0) ::kill(pid_, sig); }
+void AgentHarness::signal(int sig) {
+  if (pid_ > 0) ::kill(pid_, sig);
+}
 
 int AgentHarness::terminate() {
   if (pid_ <= 0) return -1;
@@ -136,8 +143,8 @@ int AgentHarness::terminate() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-RunResult AgentHarness::ctl(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-                            uid_t uid) {
+RunResult AgentHarness::ctl(const std::vector<std::string>& args,
+                            const std::map<std::string, std::string>& env, uid_t uid) {
   std::string out_path = dir_ + "/ctl.out", err_path = dir_ + "/ctl.err";
   pid_t child = fork();
   if (child == 0) {
@@ -167,7 +174,8 @@ RunResult AgentHarness::ctl(const std::vector<std::string>& args, const std::map
   return r;
 }
 
-std::map<std::string, std::string> AgentHarness::jobEnv(uint32_t job_id, uid_t uid, const std::string& gpus) {
+std::map<std::string, std::string> AgentHarness::jobEnv(uint32_t job_id, uid_t uid,
+                                                        const std::string& gpus) {
   std::map<std::string, std::string> env{{"SLURM_JOB_ID", std::to_string(job_id)},
                                          {"SLURM_JOB_UID", std::to_string(uid)},
                                          {"SLURM_JOB_GID", std::to_string(uid)},

@@ -29,7 +29,7 @@ struct HarnessPaths {
 class AgentHarness {
  public:
   explicit AgentHarness(HarnessPaths paths);  // makes the temp dir and a default accel.conf
-  ~AgentHarness();  // kills the daemon if running, removes the temp dir
+  ~AgentHarness();                            // kills the daemon if running, removes the temp dir
 
   const std::string& dir() const { return dir_; }
   std::string configPath() const { return dir_ + "/accel.conf"; }
@@ -57,10 +57,11 @@ class AgentHarness {
   bool waitNotify(const std::string& text, std::chrono::milliseconds timeout);
 
   // Runs accelctl with exactly `env` (plus PATH) as `uid`.
-  RunResult ctl(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
-                uid_t uid = 0);
+  RunResult ctl(const std::vector<std::string>& args,
+                const std::map<std::string, std::string>& env = {}, uid_t uid = 0);
   // Slurm-like prolog/epilog environment for a job.
-  static std::map<std::string, std::string> jobEnv(uint32_t job_id, uid_t uid, const std::string& gpus = "");
+  static std::map<std::string, std::string> jobEnv(uint32_t job_id, uid_t uid,
+                                                   const std::string& gpus = "");
 
  private:
   HarnessPaths paths_;

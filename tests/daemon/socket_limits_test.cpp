@@ -4,6 +4,7 @@
 // connects too fast is refused. Whole processes: the real daemon, accelctl,
 // and users played by child processes that drop to their uid.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,8 +16,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
@@ -101,19 +100,23 @@ std::string stateOf(const ipc::Socket& conn) {
   auto msg = ipc::recvMessage(conn, 0ms);
   if (msg.ok()) {
     const auto* r = flatbuffers::GetRoot<control::Reply>(msg->data());
-    return std::string(control::EnumNameOutcome(r->outcome())) + " " + (r->message() ? r->message()->str() : "");
+    return std::string(control::EnumNameOutcome(r->outcome())) + " " +
+           (r->message() ? r->message()->str() : "");
   }
   return msg.error().code() == ErrorCode::kTimeout ? "open" : "closed";
 }
 
 class SocketLimitsTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_EQ(geteuid(), 0u) << "these tests play root and ordinary users: run them as root"; }
+  void SetUp() override {
+    ASSERT_EQ(geteuid(), 0u) << "these tests play root and ordinary users: run them as root";
+  }
   void start(const std::string& config) {
     h_.writeConfig(config);
     ASSERT_TRUE(h_.start()) << h_.startError();
   }
-  AgentHarness h_{HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
+  AgentHarness h_{
+      HarnessPaths{ACCEL_AGENTD, ACCEL_ACCELCTL, ACCEL_HW_MOCK_DIR "/topologies/ipa20.xml"}};
 };
 
 TEST_F(SocketLimitsTest, RootsHooksAllSucceedWhileAUserFloodsThePublicSocket) {
@@ -134,11 +137,13 @@ TEST_F(SocketLimitsTest, RootsHooksAllSucceedWhileAUserFloodsThePublicSocket) {
   const FloodCounts c = flood.stop();
   EXPECT_EQ(failed, 0) << errors;
   EXPECT_GT(c.connects, 1000u) << "the flood did not flood";
-  EXPECT_GT(c.answered_busy + c.closed_silently, 0u) << "the agent held every connection of the user";
+  EXPECT_GT(c.answered_busy + c.closed_silently, 0u)
+      << "the agent held every connection of the user";
   EXPECT_TRUE(h_.running());
   EXPECT_EQ(h_.ctl({"status"}).exit_code, 0);
   EXPECT_NE(h_.daemonLog().find("control: refused a connection of uid 65534"), std::string::npos)
-      << "refusals are logged:\n" << h_.daemonLog();
+      << "refusals are logged:\n"
+      << h_.daemonLog();
 }
 
 TEST_F(SocketLimitsTest, AUserHoldsAtMostItsConnectionsAndRootIsServedMeanwhile) {
@@ -163,7 +168,8 @@ TEST_F(SocketLimitsTest, AUserHoldsAtMostItsConnectionsAndRootIsServedMeanwhile)
   for (size_t nl; (nl = states.find('\n', at)) != std::string::npos; at = nl + 1) {
     const std::string line = states.substr(at, nl - at);
     if (line == "open") ++open;
-    if (line.rfind("Busy ", 0) == 0 && line.find("ControlUserConnections") != std::string::npos) ++busy;
+    if (line.rfind("Busy ", 0) == 0 && line.find("ControlUserConnections") != std::string::npos)
+      ++busy;
   }
   EXPECT_EQ(open, 3u) << states;
   EXPECT_EQ(busy, 7u) << states;
@@ -177,7 +183,8 @@ TEST_F(SocketLimitsTest, AnIdleUserConnectionIsClosedQuicklyAndRootsIsNot) {
     const auto t0 = Clock::now();
     auto msg = ipc::recvMessage(*c, 5s);
     if (msg.ok() || msg.error().code() == ErrorCode::kTimeout) return std::string("not closed");
-    return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count());
+    return std::to_string(
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count());
   });
   ASSERT_TRUE(!took.empty() && std::isdigit(static_cast<unsigned char>(took[0]))) << took;
   EXPECT_GE(std::stoi(took), 80) << "closed before its time";
@@ -217,10 +224,12 @@ TEST_F(SocketLimitsTest, AUserConnectingFasterThanItsRateIsRefused) {
         // Busy for another reason (on a loaded machine the pool's workers
         // may all be at work) is counted; anything else is named.
         if (reply->outcome() == control::Outcome::Busy) ++busy;
-        other += "; call " + std::to_string(i) + ": " + (reply->message() ? reply->message()->str() : "?");
+        other += "; call " + std::to_string(i) + ": " +
+                 (reply->message() ? reply->message()->str() : "?");
       }
     }
-    auto took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begun);
+    auto took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - begun);
     return std::to_string(ok) + " " + std::to_string(rate) + " " + std::to_string(busy) + " " +
            std::to_string(took_ms.count()) + other;
   });
@@ -241,7 +250,7 @@ TEST_F(SocketLimitsTest, AUserConnectingFasterThanItsRateIsRefused) {
 // accelctl, told Busy, tries again within its time budget: a user past its
 // rate gets its answer once the rate allows it.
 TEST_F(SocketLimitsTest, AccelctlTriesABusyAgentAgainWithinItsBudget) {
-  start("ControlUserRate=1\n");  // bursts of 2
+  start("ControlUserRate=1\n");                     // bursts of 2
   for (const char* f : {"/ctl.out", "/ctl.err"}) {  // the user's accelctl writes them
     std::string path = h_.dir() + f;
     close(open(path.c_str(), O_WRONLY | O_CREAT, 0666));
@@ -252,18 +261,23 @@ TEST_F(SocketLimitsTest, AccelctlTriesABusyAgentAgainWithinItsBudget) {
     std::string spent;
     for (int i = 0; i < 3; ++i) {
       auto r = ipc::call(h_.socketPath(), req.data(), req.size(), 2s);
-      spent += r.ok() ? control::EnumNameOutcome(flatbuffers::GetRoot<control::Reply>(r->data())->outcome()) : "error";
+      spent +=
+          r.ok()
+              ? control::EnumNameOutcome(flatbuffers::GetRoot<control::Reply>(r->data())->outcome())
+              : "error";
       spent += ",";
     }
     const auto t0 = Clock::now();
     auto r = h_.ctl({"status"}, {}, kUser);
     return std::to_string(r.exit_code) + " " +
-           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()) + " " +
-           spent + " " + r.err;
+           std::to_string(
+               std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()) +
+           " " + spent + " " + r.err;
   });
   int code = -1, ms = -1;
   ASSERT_EQ(std::sscanf(out.c_str(), "%d %d", &code, &ms), 2) << out;
-  EXPECT_NE(out.find("Ok,Ok,Busy,"), std::string::npos) << "the burst was not spent as planned: " << out;
+  EXPECT_NE(out.find("Ok,Ok,Busy,"), std::string::npos)
+      << "the burst was not spent as planned: " << out;
   EXPECT_EQ(code, 0) << out;
   EXPECT_GE(ms, 300) << "answered before the rate allowed it: " << out;
 }

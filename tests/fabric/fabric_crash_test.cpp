@@ -10,7 +10,7 @@
 namespace accel::fabric::testing {
 namespace {
 
-constexpr int kSetUpChanges = 6;  // two NICs: link, address, route each
+constexpr int kSetUpChanges = 6;     // two NICs: link, address, route each
 constexpr int kTearDownChanges = 6;  // two addresses; per NIC a route and a link change
 
 // Runs `body` in a child (same namespace: it forks from this thread) whose

@@ -74,8 +74,9 @@ TEST_F(NetnsTest, FailedUndoIsLeftForTeardown) {
   ASSERT_NE(m, nullptr);
   auto job = m->setUp(42, kTwoNics);
   ASSERT_FALSE(job.ok());
-  EXPECT_NE(job.error().message().find("; undo incomplete: fabric: hsi0: injected failure at call 4"),
-            std::string::npos)
+  EXPECT_NE(
+      job.error().message().find("; undo incomplete: fabric: hsi0: injected failure at call 4"),
+      std::string::npos)
       << job.error().message();
   m.reset();
   auto retry = manager(config());
@@ -164,8 +165,9 @@ TEST_F(NetnsTest, BadConfigurationAndBadNames) {
   refused(c, "fabric: configuration: mtu 20 is not in 68..65535");
   c = config();
   c.address_range = "10.9.0.1/24";
-  refused(c, "fabric: configuration: address range: '10.9.0.1/24' has host bits set; the "
-             "network is 10.9.0.0/24");
+  refused(c,
+          "fabric: configuration: address range: '10.9.0.1/24' has host bits set; the "
+          "network is 10.9.0.0/24");
   c = config();
   c.routes = {"10.10.0.0/16", "10.11.0.0"};
   refused(c, "fabric: configuration: route: '10.11.0.0' is not an IPv4 prefix (a.b.c.d/n)");
@@ -189,8 +191,9 @@ TEST_F(NetnsTest, CorruptLedgerIsRefused) {
   auto m = FabricManager::open(config(), links());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code(), ErrorCode::kParse);
-  EXPECT_EQ(m.error().message(), "fabric: " + state_dir_ +
-                                     "/fabric.json: fabric ledger: not JSON (garbage or truncated)");
+  EXPECT_EQ(
+      m.error().message(),
+      "fabric: " + state_dir_ + "/fabric.json: fabric ledger: not JSON (garbage or truncated)");
 }
 
 }  // namespace

@@ -132,8 +132,7 @@ std::unique_ptr<FabricManager> NetnsTest::manager(const FabricConfig& c) {
   return manager(c, links());
 }
 
-std::unique_ptr<FabricManager> NetnsTest::manager(const FabricConfig& c,
-                                                  std::unique_ptr<Links> l) {
+std::unique_ptr<FabricManager> NetnsTest::manager(const FabricConfig& c, std::unique_ptr<Links> l) {
   auto opened = FabricManager::open(c, std::move(l));
   EXPECT_TRUE(opened.ok()) << opened.error().message();
   return opened.ok() ? std::move(*opened) : nullptr;

@@ -45,7 +45,7 @@ class NetnsTest : public ::testing::Test {
 
   std::string tmp_dir_;    // removed after the test
   std::string state_dir_;  // tmp_dir_/state, made by the manager
-  std::string before_;  // snapshot() after SetUp
+  std::string before_;     // snapshot() after SetUp
 
  private:
   int host_netns_ = -1;
@@ -59,7 +59,8 @@ class NetnsTest : public ::testing::Test {
 class FaultyLinks : public Links {
  public:
   using Hook = std::function<std::optional<Status>(int call)>;
-  FaultyLinks(std::unique_ptr<Links> real, Hook hook) : real_(std::move(real)), hook_(std::move(hook)) {}
+  FaultyLinks(std::unique_ptr<Links> real, Hook hook)
+      : real_(std::move(real)), hook_(std::move(hook)) {}
 
   int changes() const { return changes_; }
 

@@ -22,7 +22,8 @@ namespace {
 using accel::appliance::ApplianceJob;
 
 // Three live jobs of three users; uid 1002 is the user "bob" of job 2.
-const std::vector<accel::agent::LiveJob> kLive = {{1, 1001, "alice"}, {2, 1002, "bob"}, {65, 1003, "carol"}};
+const std::vector<accel::agent::LiveJob> kLive = {
+    {1, 1001, "alice"}, {2, 1002, "bob"}, {65, 1003, "carol"}};
 
 const accel::agent::LiveJob* liveJob(uint32_t id) {
   for (const auto& l : kLive)
@@ -33,7 +34,9 @@ const accel::agent::LiveJob* liveJob(uint32_t id) {
 class Listing : public accel::appliance::ApplianceClient {
  public:
   std::string_view text;
-  accel::Result<std::vector<ApplianceJob>> jobs() override { return accel::appliance::parseCsctlJobs(text); }
+  accel::Result<std::vector<ApplianceJob>> jobs() override {
+    return accel::appliance::parseCsctlJobs(text);
+  }
   accel::Status cancel(const std::string&) override { return accel::okStatus(); }
   std::string describe() const override { return "fuzz listing"; }
 };
@@ -41,8 +44,9 @@ class Listing : public accel::appliance::ApplianceClient {
 void checkOwned(const ApplianceJob& j) {
   const auto* l = liveJob(j.slurm_job_id);
   if (l == nullptr || !accel::appliance::ownedBy(j, l->uid, l->user)) std::abort();
-  if (j.unreadable.empty() ? !accel::appliance::isValidJobId(j.id)
-                           : j.id != accel::agent::kUnreadableEntry && !accel::appliance::isValidJobId(j.id))
+  if (j.unreadable.empty()
+          ? !accel::appliance::isValidJobId(j.id)
+          : j.id != accel::agent::kUnreadableEntry && !accel::appliance::isValidJobId(j.id))
     std::abort();
 }
 
@@ -52,7 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view all(reinterpret_cast<const char*>(data), size);
   size_t cut = all.find('\0');
   if (cut == std::string_view::npos) cut = all.size() / 2;
-  const std::string_view halves[2] = {all.substr(0, cut), all.substr(std::min(cut + 1, all.size()))};
+  const std::string_view halves[2] = {all.substr(0, cut),
+                                      all.substr(std::min(cut + 1, all.size()))};
 
   if (auto listed = accel::appliance::parseCsctlJobs(halves[0]); listed.ok()) {
     auto a = accel::agent::attribute(*listed, kLive);
@@ -77,7 +82,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         checkOwned(j);
         (void)accel::agent::noteApplianceJob(budgets[j.slurm_job_id], j);
       },
-      [&] { return now; }, [](const ApplianceJob& j) {
+      [&] { return now; },
+      [](const ApplianceJob& j) {
         const auto* l = liveJob(j.slurm_job_id);
         if (l == nullptr || accel::appliance::ownedBy(j, l->uid, l->user)) std::abort();
       });

@@ -36,8 +36,9 @@ World& world() {
     inv.nic_distance.assign(4, 0);
     std::vector<std::unique_ptr<accel::agent::JobStep>> steps;
     steps.push_back(std::make_unique<accel::agent::JobDirStep>(x->root + "/jobs"));
-    x->manager = std::make_unique<accel::agent::JobManager>(accel::agent::JobStore(x->root + "/state"), inv,
-                                                            std::move(steps), [] { return int64_t{1}; });
+    x->manager =
+        std::make_unique<accel::agent::JobManager>(accel::agent::JobStore(x->root + "/state"), inv,
+                                                   std::move(steps), [] { return int64_t{1}; });
     if (!x->manager->recover().ok()) std::abort();
     x->ctx.manager = x->manager.get();
     x->ctx.slurm_uid = 64030;

@@ -40,7 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto env = accel::event::decode(bytes);
   if (env.ok() && env->event) {
     auto again = accel::event::decode(accel::event::encode(env->header, *env->event));
-    if (!again.ok() || !(again->header == env->header) || !(again->event == env->event)) std::abort();
+    if (!again.ok() || !(again->header == env->header) || !(again->event == env->event))
+      std::abort();
   }
   auto& w = world();
   (void)w.ingestor->offer("", bytes, 1);

@@ -11,6 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto r = accel::agent::decodeRecord(text);
   if (!r.ok()) return 0;
   auto again = accel::agent::decodeRecord(accel::agent::encodeRecord(*r));
-  if (!again.ok() || accel::agent::encodeRecord(*again) != accel::agent::encodeRecord(*r)) std::abort();
+  if (!again.ok() || accel::agent::encodeRecord(*again) != accel::agent::encodeRecord(*r))
+    std::abort();
   return 0;
 }

@@ -20,10 +20,14 @@
 
 namespace {
 
-constexpr const char* kVars[] = {"SPANK_ACCEL_IPUS",           "SPANK_ACCEL_NUM_REPLICAS",
-                                 "SPANK_ACCEL_NTASKS",         "SPANK_ACCEL_APPLIANCE_TIME",
-                                 "SPANK_ACCEL_APPLIANCE_TIME_SOURCE", "SPANK_ACCEL_APPLIANCE_SIGNAL",
-                                 "SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "SPANK_ACCEL_APPLIANCE_SIGNAL_BATCH"};
+constexpr const char* kVars[] = {"SPANK_ACCEL_IPUS",
+                                 "SPANK_ACCEL_NUM_REPLICAS",
+                                 "SPANK_ACCEL_NTASKS",
+                                 "SPANK_ACCEL_APPLIANCE_TIME",
+                                 "SPANK_ACCEL_APPLIANCE_TIME_SOURCE",
+                                 "SPANK_ACCEL_APPLIANCE_SIGNAL",
+                                 "SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD",
+                                 "SPANK_ACCEL_APPLIANCE_SIGNAL_BATCH"};
 constexpr std::uint32_t kMaxIpus = 64;
 constexpr std::int64_t kTimeMax = 7200;
 
@@ -45,10 +49,12 @@ void checkAccepted(const accel::ctl::HookEnv& e) {
   check(e.ipus <= kMaxIpus && (e.ipus & (e.ipus - 1)) == 0);
   check(e.num_replicas == 0 || (e.ipus > 0 && e.ipus % e.num_replicas == 0));
   check(e.ntasks <= accel::spank::kMaxTasksOnNode && (e.ipus > 0 || e.ntasks == 0));
-  check(e.appliance_time_sec == -1 || (e.appliance_time_sec >= 1 && e.appliance_time_sec <= kTimeMax));
+  check(e.appliance_time_sec == -1 ||
+        (e.appliance_time_sec >= 1 && e.appliance_time_sec <= kTimeMax));
   check(e.appliance_signal >= 0 && e.appliance_signal <= 64);
   if (e.appliance_signal != 0)
-    check(e.appliance_time_sec > 0 && static_cast<std::int64_t>(e.appliance_signal_lead_sec) < e.appliance_time_sec);
+    check(e.appliance_time_sec > 0 &&
+          static_cast<std::int64_t>(e.appliance_signal_lead_sec) < e.appliance_time_sec);
   check(e.appliance_signal != 0 || !e.appliance_signal_batch);
 }
 

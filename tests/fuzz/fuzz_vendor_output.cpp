@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& j : *jobs) {
       if (j.slurm_job_id == 0) std::abort();
       // A readable entry has a valid id; an unreadable one a valid id or none.
-      if (!accel::appliance::isValidJobId(j.id) && (j.unreadable.empty() || !j.id.empty())) std::abort();
+      if (!accel::appliance::isValidJobId(j.id) && (j.unreadable.empty() || !j.id.empty()))
+        std::abort();
     }
   }
   if (auto gcds = accel::ipu::parseIpuConfigs(text, "p1"); gcds.ok()) {

@@ -30,7 +30,8 @@ inline std::string readFile(const std::string& path) {
 }
 
 // `notify`: the child's NOTIFY_SOCKET (as systemd sets it); empty: unset.
-inline pid_t spawn(const std::vector<std::string>& args, const std::string& log, const std::string& notify = "") {
+inline pid_t spawn(const std::vector<std::string>& args, const std::string& log,
+                   const std::string& notify = "") {
   pid_t pid = fork();
   if (pid == 0) {
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -119,7 +120,8 @@ inline double cpuSeconds(pid_t pid) {
 inline int64_t scalar(sqlite3* db, const std::string& sql) {
   sqlite3_stmt* s = nullptr;
   int64_t v = -1;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK &&
+      sqlite3_step(s) == SQLITE_ROW)
     v = sqlite3_column_int64(s, 0);
   sqlite3_finalize(s);
   return v;

@@ -63,8 +63,8 @@ double applianceSeconds(const std::vector<ApplianceJob>& jobs, int64_t now_ns) {
 }
 
 ApplianceWatcher::ApplianceWatcher(std::shared_ptr<appliance::ApplianceClient> client,
-                                   std::chrono::milliseconds interval, LiveJobs live, OnChange on_change,
-                                   NowFn now, OnIgnored on_ignored)
+                                   std::chrono::milliseconds interval, LiveJobs live,
+                                   OnChange on_change, NowFn now, OnIgnored on_ignored)
     : client_(std::move(client)),
       interval_(interval),
       live_(std::move(live)),
@@ -81,7 +81,9 @@ ApplianceWatcher::~ApplianceWatcher() {
   if (thread_.joinable()) thread_.join();
 }
 
-void ApplianceWatcher::start() { thread_ = std::thread([this] { run(); }); }
+void ApplianceWatcher::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void ApplianceWatcher::poke() {
   {
@@ -100,13 +102,16 @@ void ApplianceWatcher::poke() {
 // (when the job was not yet running, or not yet over) and before this list
 // came back. Clocks that agree are left exact; clocks that disagree cost at
 // most one poll interval, never the skew (an hour ahead or behind).
-ApplianceJob ApplianceWatcher::onNodeClock(ApplianceJob j, const ApplianceJob* old, int64_t answered_ns) const {
+ApplianceJob ApplianceWatcher::onNodeClock(ApplianceJob j, const ApplianceJob* old,
+                                           int64_t answered_ns) const {
   const bool seen_before = prev_asked_ns_ > 0 && live_prev_.count(j.slurm_job_id) > 0;
   const int64_t lo = seen_before ? prev_asked_ns_ : std::numeric_limits<int64_t>::min();
   // A start or end once placed stands (also one the node placed itself for
   // an entry it could not read, which the appliance does not report).
-  if (old != nullptr && old->start_ns > 0) j.start_ns = old->start_ns;
-  else if (j.start_ns > 0) j.start_ns = std::clamp(j.start_ns, std::min(lo, answered_ns), answered_ns);
+  if (old != nullptr && old->start_ns > 0)
+    j.start_ns = old->start_ns;
+  else if (j.start_ns > 0)
+    j.start_ns = std::clamp(j.start_ns, std::min(lo, answered_ns), answered_ns);
   if (old != nullptr && old->end_ns > 0 && (j.end_ns > 0 || appliance::isFinal(j.state))) {
     j.end_ns = old->end_ns;
   } else if (j.end_ns > 0) {
@@ -157,8 +162,9 @@ Status ApplianceWatcher::pollOnce() {
       }
       auto old = tracked_.find(key);
       const ApplianceJob* before = old == tracked_.end() ? nullptr : &old->second;
-      ApplianceJob j = raw.unreadable.empty() ? onNodeClock(std::move(raw), before, answered_ns)
-                                              : unreadable(std::move(raw), key.second, before, answered_ns);
+      ApplianceJob j = raw.unreadable.empty()
+                           ? onNodeClock(std::move(raw), before, answered_ns)
+                           : unreadable(std::move(raw), key.second, before, answered_ns);
       // Read at last: the placeholder's run goes on as the job's own (from
       // its start, also through a queue), until the job is over.
       if (before != nullptr && !before->unreadable.empty() && j.unreadable.empty()) {
@@ -200,8 +206,8 @@ Status ApplianceWatcher::pollOnce() {
 
 // Fail closed for one Slurm job: an entry it cannot read is taken as what
 // was last read of it, or else as running since this poll.
-ApplianceJob ApplianceWatcher::unreadable(ApplianceJob raw, const std::string& id, const ApplianceJob* old,
-                                          int64_t answered_ns) {
+ApplianceJob ApplianceWatcher::unreadable(ApplianceJob raw, const std::string& id,
+                                          const ApplianceJob* old, int64_t answered_ns) {
   if (old != nullptr && old->unreadable.empty()) return *old;
   ApplianceJob j;
   j.id = id;
@@ -224,21 +230,27 @@ void ApplianceWatcher::run() {
     poked_ = false;
     polling_ = any_live;
     auto wake = [this] { return stop_ || poked_; };
-    if (any_live) cv_.wait_for(lk, interval_, wake);
-    else cv_.wait(lk, wake);  // idle: sleep until a job becomes live
+    if (any_live)
+      cv_.wait_for(lk, interval_, wake);
+    else
+      cv_.wait(lk, wake);  // idle: sleep until a job becomes live
   }
 }
 
 std::vector<ApplianceJob> ApplianceWatcher::jobsOf(uint32_t slurm_job) const {
   std::lock_guard<std::mutex> g(mu_);
   std::vector<ApplianceJob> out;
-  for (auto it = tracked_.lower_bound(Key{slurm_job, ""}); it != tracked_.end() && it->first.first == slurm_job; ++it)
+  for (auto it = tracked_.lower_bound(Key{slurm_job, ""});
+       it != tracked_.end() && it->first.first == slurm_job; ++it)
     out.push_back(it->second);
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.create_ns < b.create_ns; });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.create_ns < b.create_ns; });
   return out;
 }
 
-double ApplianceWatcher::secondsOf(uint32_t slurm_job) const { return applianceSeconds(jobsOf(slurm_job), now_()); }
+double ApplianceWatcher::secondsOf(uint32_t slurm_job) const {
+  return applianceSeconds(jobsOf(slurm_job), now_());
+}
 
 std::string ApplianceWatcher::lastError() const {
   std::lock_guard<std::mutex> g(mu_);

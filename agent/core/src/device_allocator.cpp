@@ -22,7 +22,8 @@ struct Pick {
   long score = std::numeric_limits<long>::max();
 };
 
-Pick clusterAround(const AllocatorInput& in, const std::vector<uint32_t>& free, uint32_t seed, uint32_t count) {
+Pick clusterAround(const AllocatorInput& in, const std::vector<uint32_t>& free, uint32_t seed,
+                   uint32_t count) {
   std::vector<std::pair<int, uint32_t>> others;
   for (uint32_t d : free)
     if (d != seed) others.emplace_back(in.device_distance ? in.device_distance(seed, d) : 0, d);
@@ -60,7 +61,8 @@ Result<std::vector<uint32_t>> parseGpuList(std::string_view text) {
       auto h = parseIndex(item.substr(dash + 1), text);
       ACCEL_TRY(h);
       hi = *h;
-      if (hi < *lo) return Error(ErrorCode::kInvalidArgument, "bad GPU range in '" + std::string(text) + "'");
+      if (hi < *lo)
+        return Error(ErrorCode::kInvalidArgument, "bad GPU range in '" + std::string(text) + "'");
     }
     for (uint32_t v = *lo; v <= hi; ++v)
       if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
@@ -68,21 +70,26 @@ Result<std::vector<uint32_t>> parseGpuList(std::string_view text) {
   return out;
 }
 
-Result<std::vector<uint32_t>> pickGpus(const AllocatorInput& in, const std::vector<uint32_t>& ordinals) {
+Result<std::vector<uint32_t>> pickGpus(const AllocatorInput& in,
+                                       const std::vector<uint32_t>& ordinals) {
   std::vector<uint32_t> out;
   for (uint32_t ord : ordinals) {
-    auto it = std::find_if(in.devices.begin(), in.devices.end(),
-                           [&](const DeviceSlot& s) { return s.kind == "gpu" && s.kind_ordinal == ord; });
+    auto it = std::find_if(in.devices.begin(), in.devices.end(), [&](const DeviceSlot& s) {
+      return s.kind == "gpu" && s.kind_ordinal == ord;
+    });
     if (it == in.devices.end())
-      return Error(ErrorCode::kNotFound, "Slurm assigned GPU " + std::to_string(ord) + " but this node's topology has no such GPU");
+      return Error(ErrorCode::kNotFound, "Slurm assigned GPU " + std::to_string(ord) +
+                                             " but this node's topology has no such GPU");
     if (in.held.count(it->index))
-      return Error(ErrorCode::kConflict, "GPU " + std::to_string(ord) + " is held by another live job");
+      return Error(ErrorCode::kConflict,
+                   "GPU " + std::to_string(ord) + " is held by another live job");
     out.push_back(it->index);
   }
   return out;
 }
 
-Result<std::vector<uint32_t>> pickByCount(const AllocatorInput& in, std::string_view kind, uint32_t count) {
+Result<std::vector<uint32_t>> pickByCount(const AllocatorInput& in, std::string_view kind,
+                                          uint32_t count) {
   if (count == 0) return std::vector<uint32_t>{};
   std::vector<uint32_t> free;
   size_t total = 0;
@@ -92,9 +99,9 @@ Result<std::vector<uint32_t>> pickByCount(const AllocatorInput& in, std::string_
     if (!in.held.count(s.index)) free.push_back(s.index);
   }
   if (free.size() < count)
-    return Error(ErrorCode::kInvalidArgument, "asked for " + std::to_string(count) + " " + std::string(kind) +
-                                           " device(s); " + std::to_string(free.size()) + " of " +
-                                           std::to_string(total) + " are free");
+    return Error(ErrorCode::kInvalidArgument,
+                 "asked for " + std::to_string(count) + " " + std::string(kind) + " device(s); " +
+                     std::to_string(free.size()) + " of " + std::to_string(total) + " are free");
   Pick best;
   for (uint32_t seed : free) {
     Pick p = clusterAround(in, free, seed, count);

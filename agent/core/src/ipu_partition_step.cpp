@@ -19,8 +19,8 @@ std::string seconds(milliseconds ms) {
 
 }  // namespace
 
-IpuPartitionStep::IpuPartitionStep(std::shared_ptr<ipu::PartitionController> controller, VipuConfig config,
-                                   FollowerWait wait)
+IpuPartitionStep::IpuPartitionStep(std::shared_ptr<ipu::PartitionController> controller,
+                                   VipuConfig config, FollowerWait wait)
     : controller_(std::move(controller)), config_(std::move(config)), wait_(std::move(wait)) {
   if (!wait_.now) wait_.now = [] { return std::chrono::steady_clock::now(); };
   if (!wait_.sleep) wait_.sleep = [](milliseconds d) { std::this_thread::sleep_for(d); };
@@ -45,7 +45,8 @@ void IpuPartitionStep::exportEnv(JobRecord& job, const std::string& name, size_t
 
 Status IpuPartitionStep::setUp(JobRecord& job) {
   if (job.spec.ipus == 0) return okStatus();
-  if (job.job_dir.empty()) return Error(ErrorCode::kInternal, "IPU partition: the job has no directory");
+  if (job.job_dir.empty())
+    return Error(ErrorCode::kInternal, "IPU partition: the job has no directory");
   const std::string name = partitionName(job.spec.job_id);
   return leadsJob(job.spec) ? makePartition(job, name) : followPartition(job, name);
 }
@@ -68,8 +69,9 @@ Status IpuPartitionStep::makePartition(JobRecord& job, const std::string& name) 
   auto configs = controller_->ipuofConfigs(name);
   if (!configs.ok()) return configs.error().context("IPUoF configuration of " + name + where());
   if (configs->size() != spec.gcds)
-    return Error(ErrorCode::kIo, "partition " + name + where() + " has " + std::to_string(configs->size()) +
-                                     " GCDs, asked for " + std::to_string(spec.gcds));
+    return Error(ErrorCode::kIo, "partition " + name + where() + " has " +
+                                     std::to_string(configs->size()) + " GCDs, asked for " +
+                                     std::to_string(spec.gcds));
   ACCEL_TRY(writeConfigs(job, *configs));
   exportEnv(job, name, spec.gcds);
   return okStatus();
@@ -79,11 +81,13 @@ Status IpuPartitionStep::makePartition(JobRecord& job, const std::string& name) 
 // answer worth waiting on; any other failure is the controller's (VipuCli
 // has already retried the transient ones) and ends the wait as it would end
 // the leader's prolog.
-Result<std::vector<ipu::GcdConfig>> IpuPartitionStep::awaitPartition(const JobRecord& job, const std::string& name) {
+Result<std::vector<ipu::GcdConfig>> IpuPartitionStep::awaitPartition(const JobRecord& job,
+                                                                     const std::string& name) {
   const milliseconds budget = wait_.budget ? wait_.budget() : kDefaultFollowerWait;
   const auto begun = wait_.now();
   const auto deadline = begun + budget;
-  const milliseconds first = std::min({milliseconds(last_wait_ms_.load() * 3 / 4), wait_.interval, budget});
+  const milliseconds first =
+      std::min({milliseconds(last_wait_ms_.load() * 3 / 4), wait_.interval, budget});
   if (first.count() > 0) wait_.sleep(first);
   milliseconds pause = std::min(wait_.first_interval, wait_.interval);
   for (;;) {
@@ -99,8 +103,9 @@ Result<std::vector<ipu::GcdConfig>> IpuPartitionStep::awaitPartition(const JobRe
     wait_.sleep(std::min(pause, left));
     pause = std::min(wait_.interval, pause + std::max(pause / 2, milliseconds(1)));
   }
-  return Error(ErrorCode::kInvalidArgument, "partition " + name + " was not made by the job's first node " +
-                                                jobLeader(job.spec) + " within " + seconds(budget) + where());
+  return Error(ErrorCode::kInvalidArgument,
+               "partition " + name + " was not made by the job's first node " +
+                   jobLeader(job.spec) + " within " + seconds(budget) + where());
 }
 
 Status IpuPartitionStep::followPartition(JobRecord& job, const std::string& name) {

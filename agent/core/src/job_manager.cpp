@@ -4,9 +4,12 @@
 
 namespace accel::agent {
 
-JobManager::JobManager(JobStore store, Inventory inventory, std::vector<std::unique_ptr<JobStep>> steps,
-                       NowFn now)
-    : store_(std::move(store)), steps_(std::move(steps)), now_(std::move(now)), inventory_(std::move(inventory)) {}
+JobManager::JobManager(JobStore store, Inventory inventory,
+                       std::vector<std::unique_ptr<JobStep>> steps, NowFn now)
+    : store_(std::move(store)),
+      steps_(std::move(steps)),
+      now_(std::move(now)),
+      inventory_(std::move(inventory)) {}
 
 void JobManager::noteErrorLocked(const std::string& message) {
   errors_.push_back(message);
@@ -27,11 +30,13 @@ void addOnce(std::string& list, const std::string& item) {
 // their checkpoints: seconds, and the warning signal with its lead.
 void JobManager::limitEnv(JobRecord& rec) {
   const auto& s = rec.spec;
-  if (s.appliance_time_sec > 0) rec.env.emplace_back("ACCEL_APPLIANCE_TIME_LIMIT", std::to_string(s.appliance_time_sec));
+  if (s.appliance_time_sec > 0)
+    rec.env.emplace_back("ACCEL_APPLIANCE_TIME_LIMIT", std::to_string(s.appliance_time_sec));
   if (s.appliance_signal > 0)
-    rec.env.emplace_back("ACCEL_APPLIANCE_SIGNAL", std::string(s.appliance_signal_batch ? "B:" : "") +
-                                                       std::to_string(s.appliance_signal) + "@" +
-                                                       std::to_string(s.appliance_signal_lead_sec));
+    rec.env.emplace_back("ACCEL_APPLIANCE_SIGNAL",
+                         std::string(s.appliance_signal_batch ? "B:" : "") +
+                             std::to_string(s.appliance_signal) + "@" +
+                             std::to_string(s.appliance_signal_lead_sec));
 }
 
 void JobManager::deviceEnvLocked(JobRecord& rec) const {
@@ -45,7 +50,8 @@ void JobManager::deviceEnvLocked(JobRecord& rec) const {
     names += (names.empty() ? "" : ",") + dev.name;
     pci += (pci.empty() ? "" : ",") + dev.pci_bus_id;
     for (const auto& n : dev.nearest_nics) {
-      if (("," + nics + ",").find("," + n + ",") == std::string::npos) nics += (nics.empty() ? "" : ",") + n;
+      if (("," + nics + ",").find("," + n + ",") == std::string::npos)
+        nics += (nics.empty() ? "" : ",") + n;
       break;  // the nearest one per device
     }
   }
@@ -77,7 +83,8 @@ void JobManager::deviceEnvLocked(JobRecord& rec) const {
 std::vector<DeviceUse> JobManager::deviceUse() const {
   std::lock_guard<std::mutex> g(mu_);
   std::vector<DeviceUse> out;
-  for (const auto& d : inventory_.devices) out.push_back(DeviceUse{d.slot.index, d.name, d.slot.kind, 0});
+  for (const auto& d : inventory_.devices)
+    out.push_back(DeviceUse{d.slot.index, d.name, d.slot.kind, 0});
   for (const auto& [id, rec] : records_)
     for (uint32_t d : rec.devices)
       if (d < out.size()) out[d].job_id = id;
@@ -143,8 +150,9 @@ std::optional<KindFault> JobManager::kindFaultLocked(const JobRequestSpec& spec)
   f.message = "this node" + node + " has no V-IPU controller (" + no_ipu_controller_ +
               ") and no IPUs of its own, yet the job asked for " + std::to_string(spec.ipus) +
               " IPUs: a fault of the cluster's configuration, not of the job";
-  f.fault = "job " + std::to_string(spec.job_id) + " asked for IPUs but this node has no V-IPU controller (" +
-            no_ipu_controller_ + "); check the Slurm partition's nodes";
+  f.fault = "job " + std::to_string(spec.job_id) +
+            " asked for IPUs but this node has no V-IPU controller (" + no_ipu_controller_ +
+            "); check the Slurm partition's nodes";
   return f;
 }
 
@@ -241,8 +249,10 @@ Status JobManager::epilog(uint32_t job_id) {
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = records_.find(job_id);
-    if (it != records_.end()) rec = it->second;
-    else rec.spec.job_id = job_id;  // unknown: steps remove what a crash may have left
+    if (it != records_.end())
+      rec = it->second;
+    else
+      rec.spec.job_id = job_id;  // unknown: steps remove what a crash may have left
     rec.phase = *transition(rec.phase, JobEvent::kEpilogBegin);
     if (it != records_.end()) ACCEL_TRY(saveLocked(rec));
   }
@@ -282,7 +292,8 @@ Result<RecoverySummary> JobManager::recover() {
         records_.erase(id);
         (void)store_.remove(id);
         ++sum.rolled_back;
-        sum.ended.push_back(RecoveredEnd{.job_id = id, .rolled_back = true, .restart_count = rec.spec.restart_count});
+        sum.ended.push_back(RecoveredEnd{
+            .job_id = id, .rolled_back = true, .restart_count = rec.spec.restart_count});
       } else {
         JobRecord failed = rec;
         failed.phase = JobPhase::kFailed;
@@ -311,10 +322,12 @@ Result<RecoverySummary> JobManager::recover() {
 
 // Applies `change` to a live job's record and persists it.
 template <typename F>
-static Status updateLive(std::map<uint32_t, JobRecord>& records, JobStore& store, uint32_t job_id, F change) {
+static Status updateLive(std::map<uint32_t, JobRecord>& records, JobStore& store, uint32_t job_id,
+                         F change) {
   auto it = records.find(job_id);
   if (it == records.end() || !holdsResources(it->second.phase))
-    return Error(ErrorCode::kNotFound, "job " + std::to_string(job_id) + " has no record on this node");
+    return Error(ErrorCode::kNotFound,
+                 "job " + std::to_string(job_id) + " has no record on this node");
   if (!change(it->second)) return okStatus();  // nothing changed: nothing to write
   return store.save(it->second);
 }
@@ -361,7 +374,8 @@ constexpr uint32_t kSlurmExternStep = 0xFFFFFFFC;
 // has nothing here that its steps could be using.
 static bool noteSteps(JobRecord& r, int64_t now_ns) {
   if (r.devices.empty() && r.spec.ipus == 0) return false;
-  bool running = std::any_of(r.steps.begin(), r.steps.end(), [](uint32_t s) { return s != kSlurmExternStep; });
+  bool running =
+      std::any_of(r.steps.begin(), r.steps.end(), [](uint32_t s) { return s != kSlurmExternStep; });
   return noteLocalSteps(r.budget, running, now_ns);
 }
 
@@ -387,7 +401,8 @@ Status JobManager::stepEnded(uint32_t job_id, uint32_t step_id) {
 }
 
 Status JobManager::applianceJobSeen(uint32_t job_id, const appliance::ApplianceJob& job) {
-  return changeLive(job_id, [&](JobRecord& r, bool& tell) { return tell = noteApplianceJob(r.budget, job); });
+  return changeLive(
+      job_id, [&](JobRecord& r, bool& tell) { return tell = noteApplianceJob(r.budget, job); });
 }
 
 Status JobManager::limitActionTaken(uint32_t job_id, LimitAction action, int64_t at_ns) {
@@ -408,7 +423,8 @@ Result<bool> JobManager::claimSurrogate(uint32_t job_id, const std::string& appl
   bool claimed = false;
   bool full = false;
   auto s = updateLive(records_, store_, job_id, [&](JobRecord& r) {
-    if (std::find(r.surrogates.begin(), r.surrogates.end(), appliance_job) != r.surrogates.end()) return false;
+    if (std::find(r.surrogates.begin(), r.surrogates.end(), appliance_job) != r.surrogates.end())
+      return false;
     if (r.surrogates.size() >= kMaxSurrogateStepsPerJob) {
       full = true;
       return false;
@@ -418,15 +434,17 @@ Result<bool> JobManager::claimSurrogate(uint32_t job_id, const std::string& appl
   });
   ACCEL_TRY(s);
   if (full)
-    return Error(ErrorCode::kConflict,
-                 "the job has " + std::to_string(kMaxSurrogateStepsPerJob) + " surrogate steps, the most it gets");
+    return Error(ErrorCode::kConflict, "the job has " + std::to_string(kMaxSurrogateStepsPerJob) +
+                                           " surrogate steps, the most it gets");
   return claimed;
 }
 
 Status JobManager::surrogateStepStarted(uint32_t job_id, uint32_t step_id) {
   bool full = false;
   auto s = changeLive(job_id, [&](JobRecord& r, bool& tell) {  // whom the warning spares
-    if (std::find(r.surrogate_steps.begin(), r.surrogate_steps.end(), step_id) != r.surrogate_steps.end()) return false;
+    if (std::find(r.surrogate_steps.begin(), r.surrogate_steps.end(), step_id) !=
+        r.surrogate_steps.end())
+      return false;
     if (r.surrogate_steps.size() >= kMaxSurrogateStepsPerJob) {
       full = true;
       return false;
@@ -436,8 +454,8 @@ Status JobManager::surrogateStepStarted(uint32_t job_id, uint32_t step_id) {
   });
   ACCEL_TRY(s);
   if (full)
-    return Error(ErrorCode::kConflict,
-                 "the job has " + std::to_string(kMaxSurrogateStepsPerJob) + " surrogate steps reported, the most it gets");
+    return Error(ErrorCode::kConflict, "the job has " + std::to_string(kMaxSurrogateStepsPerJob) +
+                                           " surrogate steps reported, the most it gets");
   return okStatus();
 }
 

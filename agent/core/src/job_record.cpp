@@ -1,12 +1,10 @@
 #include "accel/agent/job_record.h"
 
 #include <algorithm>
-
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
-
 
 namespace accel::agent {
 
@@ -84,13 +82,15 @@ struct Reader {
   static T checked(const json& v, const char* what) {
     if (v.is_number_unsigned()) {
       auto u = v.get<uint64_t>();
-      if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) throw std::invalid_argument(std::string(what) + " out of range");
+      if (u > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+        throw std::invalid_argument(std::string(what) + " out of range");
       return static_cast<T>(u);
     }
     if (v.is_number_integer()) {
       auto i = v.get<int64_t>();
       if (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-          (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
+          (i > 0 &&
+           static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
         throw std::invalid_argument(std::string(what) + " out of range");
       return static_cast<T>(i);
     }
@@ -131,7 +131,8 @@ struct Reader {
 };
 
 std::string pairText(const json& v, size_t i) {
-  if (!v.is_array() || v.size() <= i || !v[i].is_string()) throw std::invalid_argument("env entry malformed");
+  if (!v.is_array() || v.size() <= i || !v[i].is_string())
+    throw std::invalid_argument("env entry malformed");
   return v[i].get<std::string>();
 }
 
@@ -139,7 +140,8 @@ std::string pairText(const json& v, size_t i) {
 
 Result<JobRecord> decodeRecord(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Error(ErrorCode::kParse, "job record is not a JSON object");
+  if (j.is_discarded() || !j.is_object())
+    return Error(ErrorCode::kParse, "job record is not a JSON object");
   JobRecord r;
   try {
     Reader in{j};
@@ -176,12 +178,15 @@ Result<JobRecord> decodeRecord(std::string_view text) {
     r.steps = in.integers<uint32_t>("steps");
     for (const auto& t : in.list("tasks")) {
       if (!t.is_array() || t.size() != 3) throw std::invalid_argument("task entry malformed");
-      r.tasks.push_back(TaskRef{Reader::checked<uint32_t>(t[0], "task step"), Reader::checked<int32_t>(t[1], "task pid"),
+      r.tasks.push_back(TaskRef{Reader::checked<uint32_t>(t[0], "task step"),
+                                Reader::checked<int32_t>(t[1], "task pid"),
                                 Reader::checked<uint64_t>(t[2], "task start")});
     }
     for (const auto& run : in.list("appliance_runs")) {
-      if (!run.is_array() || run.size() != 3 || !run[0].is_string()) throw std::invalid_argument("appliance run malformed");
-      r.budget.runs.push_back(ActiveInterval{run[0].get<std::string>(), Reader::checked<int64_t>(run[1], "run start"),
+      if (!run.is_array() || run.size() != 3 || !run[0].is_string())
+        throw std::invalid_argument("appliance run malformed");
+      r.budget.runs.push_back(ActiveInterval{run[0].get<std::string>(),
+                                             Reader::checked<int64_t>(run[1], "run start"),
                                              Reader::checked<int64_t>(run[2], "run end")});
     }
     r.budget.warned_ns = in.integer<int64_t>("limit_warned_ns", int64_t{0});
@@ -201,7 +206,8 @@ Result<JobRecord> decodeRecord(std::string_view text) {
   return r;
 }
 
-bool limitMeasurable(const JobRequestSpec& spec, const std::vector<uint32_t>& devices, bool node_has_appliance) {
+bool limitMeasurable(const JobRequestSpec& spec, const std::vector<uint32_t>& devices,
+                     bool node_has_appliance) {
   if (spec.appliance_time_sec <= 0) return true;
   return node_has_appliance || spec.ipus > 0 || !devices.empty();
 }

@@ -9,7 +9,9 @@
 
 namespace accel::agent {
 
-std::string JobStore::pathOf(uint32_t job_id) const { return dir_ + "/" + std::to_string(job_id) + ".json"; }
+std::string JobStore::pathOf(uint32_t job_id) const {
+  return dir_ + "/" + std::to_string(job_id) + ".json";
+}
 
 Status JobStore::open() { return makeDirectory(dir_, 0700); }
 
@@ -33,9 +35,15 @@ Result<JobStore::Loaded> JobStore::loadAll() const {
     if (name.size() < 6 || name.compare(name.size() - 5, 5, ".json") != 0) continue;
     const std::string path = dir_ + "/" + name;
     auto text = readFileNoFollow(path, 1 << 20);
-    if (!text.ok()) { out.problems.push_back(text.error().message()); continue; }
+    if (!text.ok()) {
+      out.problems.push_back(text.error().message());
+      continue;
+    }
     auto rec = decodeRecord(*text);
-    if (!rec.ok()) { out.problems.push_back(path + ": " + rec.error().message()); continue; }
+    if (!rec.ok()) {
+      out.problems.push_back(path + ": " + rec.error().message());
+      continue;
+    }
     if (pathOf(rec->spec.job_id) != path) {
       out.problems.push_back(path + ": names job " + std::to_string(rec->spec.job_id));
       continue;

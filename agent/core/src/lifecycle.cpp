@@ -28,9 +28,10 @@ constexpr std::array kEdges{
     Edge{JobPhase::kEpilog, JobEvent::kEpilogFail, JobPhase::kFailed},
 };
 
-constexpr std::array<std::string_view, 6> kPhaseNames{"none", "prolog", "ready", "epilog", "cleaned", "failed"};
-constexpr std::array<std::string_view, 6> kEventNames{"prolog_begin", "prolog_ok", "prolog_fail", "epilog_begin",
-                                                      "epilog_ok", "epilog_fail"};
+constexpr std::array<std::string_view, 6> kPhaseNames{"none",   "prolog",  "ready",
+                                                      "epilog", "cleaned", "failed"};
+constexpr std::array<std::string_view, 6> kEventNames{"prolog_begin", "prolog_ok", "prolog_fail",
+                                                      "epilog_begin", "epilog_ok", "epilog_fail"};
 
 }  // namespace
 

@@ -32,7 +32,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Result<std::vector<uint8_t>> callOnce(const AccelConfig& config, const std::vector<uint8_t>& request,
+Result<std::vector<uint8_t>> callOnce(const AccelConfig& config,
+                                      const std::vector<uint8_t>& request,
                                       std::chrono::milliseconds timeout) {
   auto conn = connectDaemon(config);
   ACCEL_TRY(conn);
@@ -51,7 +52,8 @@ bool isBusy(const Result<std::vector<uint8_t>>& reply) {
 
 }  // namespace
 
-Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config, const std::vector<uint8_t>& request,
+Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config,
+                                        const std::vector<uint8_t>& request,
                                         std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);

@@ -4,8 +4,8 @@
 
 #include "accel/common/hostlist.h"
 #include "accel/common/text.h"
-#include "accel/spank/job_env.h"
 #include "accel/schemas/control_generated.h"
+#include "accel/spank/job_env.h"
 
 namespace accel::ctl {
 namespace {
@@ -17,14 +17,17 @@ template <typename T>
 Result<T> number(const CliIo& io, const char* name, bool required, T fallback) {
   const char* v = io.getenv(name);
   if (v == nullptr || *v == '\0') {
-    if (required) return Error(ErrorCode::kInvalidArgument, std::string(name) + " is not set (is this run by slurmd?)");
+    if (required)
+      return Error(ErrorCode::kInvalidArgument,
+                   std::string(name) + " is not set (is this run by slurmd?)");
     return fallback;
   }
   T out{};
   std::string_view s(v);
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   if (ec != std::errc() || p != s.data() + s.size())
-    return Error(ErrorCode::kInvalidArgument, std::string(name) + "='" + s.data() + "' is not a whole number");
+    return Error(ErrorCode::kInvalidArgument,
+                 std::string(name) + "='" + s.data() + "' is not a whole number");
   return out;
 }
 
@@ -48,10 +51,12 @@ void readNodes(const CliIo& io, HookEnv& e) {
   const char* list_var = set != nullptr && *set != '\0' ? "SLURM_NODELIST" : "SLURM_JOB_NODELIST";
   std::string list = text(io, list_var);
   if (list.size() > kMaxNodeListBytes) {
-    e.notes.push_back(std::string(list_var) + " is longer than " + std::to_string(kMaxNodeListBytes) +
+    e.notes.push_back(std::string(list_var) + " is longer than " +
+                      std::to_string(kMaxNodeListBytes) +
                       " bytes; the job's nodes are taken as unknown");
   } else if (!isCleanText(list, kMaxNodeListBytes)) {
-    e.notes.push_back(std::string(list_var) + " is not clean text; the job's nodes are taken as unknown");
+    e.notes.push_back(std::string(list_var) +
+                      " is not clean text; the job's nodes are taken as unknown");
   } else {
     e.node_list = std::move(list);
   }
@@ -79,8 +84,10 @@ void readRestarts(const CliIo& io, HookEnv& e) {
 // The refusal as the daemon takes it: printable ASCII (a path in a message
 // may hold other bytes), at most kMaxRefusalBytes.
 std::string refusalText(const std::string& why) {
-  std::string out = "the job's accelerator options (SPANK_ACCEL_*, normally set by spank_accel.so at submission) "
-                    "are refused: " + why;
+  std::string out =
+      "the job's accelerator options (SPANK_ACCEL_*, normally set by spank_accel.so at submission) "
+      "are refused: " +
+      why;
   for (char& c : out)
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
   if (out.size() > kMaxRefusalBytes) out = out.substr(0, kMaxRefusalBytes - 3) + "...";
@@ -130,19 +137,21 @@ void readJobOptions(const CliIo& io, const spank::SiteLimits& limits, HookEnv& e
 
 std::vector<uint8_t> prologRequest(const HookEnv& e) {
   flatbuffers::FlatBufferBuilder fbb(512 + e.node_list.size());
-  auto spec = fb::CreateJobSpecDirect(fbb, e.job_id, e.uid, e.gid, e.user.c_str(), e.node.c_str(), e.partition.c_str(),
-                                      e.gpus.c_str(), e.ipus, e.num_replicas, e.ntasks, e.appliance_time_sec,
-                                      e.appliance_signal, e.appliance_signal_lead_sec, e.node_list.c_str(),
-                                      e.node_count, e.refusal.empty() ? nullptr : e.refusal.c_str(),
-                                      e.appliance_signal_batch, e.restart_count);
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+  auto spec = fb::CreateJobSpecDirect(
+      fbb, e.job_id, e.uid, e.gid, e.user.c_str(), e.node.c_str(), e.partition.c_str(),
+      e.gpus.c_str(), e.ipus, e.num_replicas, e.ntasks, e.appliance_time_sec, e.appliance_signal,
+      e.appliance_signal_lead_sec, e.node_list.c_str(), e.node_count,
+      e.refusal.empty() ? nullptr : e.refusal.c_str(), e.appliance_signal_batch, e.restart_count);
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                               fb::CreatePrologRequest(fbb, spec).Union()),
              fb::RequestIdentifier());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
 std::vector<uint8_t> epilogRequest(const HookEnv& e) {
   flatbuffers::FlatBufferBuilder fbb(128);
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest, fb::CreateEpilogRequest(fbb, e.job_id, e.uid).Union()),
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest,
+                               fb::CreateEpilogRequest(fbb, e.job_id, e.uid).Union()),
              fb::RequestIdentifier());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }

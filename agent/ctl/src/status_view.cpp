@@ -30,20 +30,29 @@ std::string when(int64_t ns, int64_t now_ns) {
 }
 
 json controllerJson(const fb::ControllerStatus* c) {
-  return {{"name", str(c->name())},         {"client", str(c->client())},
-          {"last_call", str(c->last_call())}, {"last_call_time", timeText(c->last_call_ns())},
-          {"ok", c->ok()},                   {"error", str(c->error())},
-          {"last_ok_time", timeText(c->last_ok_ns())}, {"calls", c->calls()},
+  return {{"name", str(c->name())},
+          {"client", str(c->client())},
+          {"last_call", str(c->last_call())},
+          {"last_call_time", timeText(c->last_call_ns())},
+          {"ok", c->ok()},
+          {"error", str(c->error())},
+          {"last_ok_time", timeText(c->last_ok_ns())},
+          {"calls", c->calls()},
           {"failures", c->failures()}};
 }
 
 json eventsJson(const fb::EventsStatus* e) {
   if (e == nullptr) return nullptr;
-  return {{"aggregator", str(e->aggregator())}, {"link_up", e->link_up()},
-          {"backlog", e->backlog()},          {"spooled_bytes", e->spooled_bytes()},
-          {"sent", e->sent()},                {"acked", e->acked()},
-          {"dropped_telemetry", e->dropped_telemetry()}, {"dropped_lifecycle", e->dropped_lifecycle()},
-          {"reconnects", e->reconnects()},   {"held", e->held()},
+  return {{"aggregator", str(e->aggregator())},
+          {"link_up", e->link_up()},
+          {"backlog", e->backlog()},
+          {"spooled_bytes", e->spooled_bytes()},
+          {"sent", e->sent()},
+          {"acked", e->acked()},
+          {"dropped_telemetry", e->dropped_telemetry()},
+          {"dropped_lifecycle", e->dropped_lifecycle()},
+          {"reconnects", e->reconnects()},
+          {"held", e->held()},
           {"spool_io_errors", e->spool_io_errors()}};
 }
 
@@ -53,7 +62,8 @@ std::string controllerLine(const fb::ControllerStatus* c, int64_t now_ns) {
   line += ": last call '" + str(c->last_call()) + "' " + (c->ok() ? "ok" : "FAILED") + " at " +
           when(c->last_call_ns(), now_ns);
   if (!c->ok()) line += ": " + str(c->error());
-  line += "; " + std::to_string(c->calls()) + " calls, " + std::to_string(c->failures()) + " failed";
+  line +=
+      "; " + std::to_string(c->calls()) + " calls, " + std::to_string(c->failures()) + " failed";
   if (!c->ok() && c->last_ok_ns() > 0) line += ", last success " + timeText(c->last_ok_ns());
   return line;
 }
@@ -61,15 +71,19 @@ std::string controllerLine(const fb::ControllerStatus* c, int64_t now_ns) {
 std::string eventsLine(const fb::StatusInfo& s) {
   const auto* e = s.events_status();
   if (e == nullptr) return s.events() ? str(s.events()) : "no outbox";
-  std::string line = str(e->aggregator()).empty() ? std::string("no aggregator (AggregatorAddress unset): events stay in the spool")
-                                                   : str(e->aggregator()) + ", link " + (e->link_up() ? "up" : "DOWN");
-  line += "; backlog " + std::to_string(e->backlog()) + " events (" + std::to_string(e->spooled_bytes() >> 10) +
-          " KiB) not yet acknowledged; sent " + std::to_string(e->sent()) + ", acked " + std::to_string(e->acked());
+  std::string line =
+      str(e->aggregator()).empty()
+          ? std::string("no aggregator (AggregatorAddress unset): events stay in the spool")
+          : str(e->aggregator()) + ", link " + (e->link_up() ? "up" : "DOWN");
+  line += "; backlog " + std::to_string(e->backlog()) + " events (" +
+          std::to_string(e->spooled_bytes() >> 10) + " KiB) not yet acknowledged; sent " +
+          std::to_string(e->sent()) + ", acked " + std::to_string(e->acked());
   uint64_t dropped = e->dropped_telemetry() + e->dropped_lifecycle();
   line += dropped ? ", DROPPED " + std::to_string(e->dropped_lifecycle()) + " lifecycle/" +
                         std::to_string(e->dropped_telemetry()) + " telemetry"
                   : ", none dropped";
-  if (e->held() > 0) line += "; " + std::to_string(e->held()) + " HELD in memory for want of spool space";
+  if (e->held() > 0)
+    line += "; " + std::to_string(e->held()) + " HELD in memory for want of spool space";
   return line;
 }
 
@@ -91,26 +105,31 @@ std::vector<std::string> statusProblems(const fb::StatusInfo& s, int64_t now_ns)
     p.push_back("the last reload was refused, the old settings stay: " + str(s.config_error()));
   if (s.controllers())
     for (const auto* c : *s.controllers())
-      if (c->calls() > 0 && !c->ok()) p.push_back(str(c->name()) + ": the last call failed: " + str(c->error()));
+      if (c->calls() > 0 && !c->ok())
+        p.push_back(str(c->name()) + ": the last call failed: " + str(c->error()));
   if (const auto* e = s.events_status()) {
     if (!str(e->aggregator()).empty() && !e->link_up())
-      p.push_back("aggregator " + str(e->aggregator()) + " not reached; " + std::to_string(e->backlog()) +
-                  " events wait in the spool");
+      p.push_back("aggregator " + str(e->aggregator()) + " not reached; " +
+                  std::to_string(e->backlog()) + " events wait in the spool");
     if (e->dropped_lifecycle() + e->dropped_telemetry() > 0)
       p.push_back(std::to_string(e->dropped_lifecycle() + e->dropped_telemetry()) +
                   " events dropped (EventSpoolMaxSize reached)");
     if (e->held() > 0)
       p.push_back(std::to_string(e->held()) +
-                  " job events wait in memory: the spool is full or cannot be written (see EventSpoolDir and "
+                  " job events wait in memory: the spool is full or cannot be written (see "
+                  "EventSpoolDir and "
                   "EventSpoolMaxSize); they are lost if the agent stops before there is room");
     if (e->spool_io_errors() > 0)
-      p.push_back(std::to_string(e->spool_io_errors()) + " event spool reads or syncs failed; see the agent's log");
+      p.push_back(std::to_string(e->spool_io_errors()) +
+                  " event spool reads or syncs failed; see the agent's log");
   }
   size_t recent = 0;
   if (s.errors())
     for (const auto* e : *s.errors())
       if (e->at_ns() > 0 && now_ns - e->at_ns() < kRecentErrorNs) ++recent;
-  if (recent > 0) p.push_back(std::to_string(recent) + " node fault" + (recent > 1 ? "s" : "") + " in the last hour");
+  if (recent > 0)
+    p.push_back(std::to_string(recent) + " node fault" + (recent > 1 ? "s" : "") +
+                " in the last hour");
   return p;
 }
 
@@ -118,13 +137,18 @@ std::string statusJson(const fb::StatusInfo& s, int64_t now_ns) {
   json use = json::array();
   if (s.device_use())
     for (const auto* d : *s.device_use())
-      use.push_back({{"index", d->index()}, {"name", str(d->name())}, {"kind", str(d->kind())}, {"job_id", d->job_id()}});
+      use.push_back({{"index", d->index()},
+                     {"name", str(d->name())},
+                     {"kind", str(d->kind())},
+                     {"job_id", d->job_id()}});
   json controllers = json::array();
-  if (s.controllers()) for (const auto* c : *s.controllers()) controllers.push_back(controllerJson(c));
+  if (s.controllers())
+    for (const auto* c : *s.controllers()) controllers.push_back(controllerJson(c));
   // Node faults with their time; a daemon without them sends its plain list.
   json errors = json::array();
   if (s.errors()) {
-    for (const auto* e : *s.errors()) errors.push_back({{"time", timeText(e->at_ns())}, {"message", str(e->message())}});
+    for (const auto* e : *s.errors())
+      errors.push_back({{"time", timeText(e->at_ns())}, {"message", str(e->message())}});
   } else if (s.last_errors()) {
     for (const auto* e : *s.last_errors()) errors.push_back({{"time", "-"}, {"message", e->str()}});
   }
@@ -155,12 +179,13 @@ std::string statusTable(const fb::StatusInfo& s, int64_t now_ns) {
   auto problems = statusProblems(s, now_ns);
   o << "health      " << (problems.empty() ? "ok" : "NEEDS ATTENTION") << "\n";
   for (const auto& p : problems) o << "  - " << p << "\n";
-  o << "daemon      running: accel-agentd " << str(s.version()) << " on " << str(s.node()) << ", since "
-    << when(s.started_ns(), now_ns) << "\n"
+  o << "daemon      running: accel-agentd " << str(s.version()) << " on " << str(s.node())
+    << ", since " << when(s.started_ns(), now_ns) << "\n"
     << "config      " << str(s.config_path());
   if (s.config_loaded_ns() > 0) o << ", read " << when(s.config_loaded_ns(), now_ns);
   o << "\n";
-  if (!str(s.config_error()).empty()) o << "            reload refused: " << str(s.config_error()) << "\n";
+  if (!str(s.config_error()).empty())
+    o << "            reload refused: " << str(s.config_error()) << "\n";
   o << "topology    " << str(s.topology_source()) << "\n";
   if (s.controllers() == nullptr || s.controllers()->size() == 0) {
     o << "controllers none (no vipu.conf, no ApplianceCommand)\n";
@@ -177,7 +202,8 @@ std::string statusTable(const fb::StatusInfo& s, int64_t now_ns) {
   if (s.device_use()) {
     for (const auto* d : *s.device_use()) {
       char line[160];
-      std::snprintf(line, sizeof line, "  %-10s%-6s%s\n", str(d->name()).c_str(), str(d->kind()).c_str(),
+      std::snprintf(line, sizeof line, "  %-10s%-6s%s\n", str(d->name()).c_str(),
+                    str(d->kind()).c_str(),
                     d->job_id() ? ("job " + std::to_string(d->job_id())).c_str() : "free");
       o << line;
     }
@@ -185,7 +211,8 @@ std::string statusTable(const fb::StatusInfo& s, int64_t now_ns) {
   bool any = false;
   if (s.errors()) {
     for (const auto* e : *s.errors()) {
-      o << (any ? "            " : "errors      ") << timeText(e->at_ns()) << "  " << str(e->message()) << "\n";
+      o << (any ? "            " : "errors      ") << timeText(e->at_ns()) << "  "
+        << str(e->message()) << "\n";
       any = true;
     }
   } else if (s.last_errors()) {

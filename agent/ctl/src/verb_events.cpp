@@ -14,19 +14,27 @@ namespace fb = accel::control;
 
 std::vector<uint8_t> eventsRequest(const EventsArgs& a, bool json) {
   flatbuffers::FlatBufferBuilder fbb(256);
-  auto body = fb::CreateEventsRequestDirect(fbb, a.job_id, a.node.empty() ? nullptr : a.node.c_str(), a.follow, json);
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EventsRequest, body.Union()), fb::RequestIdentifier());
+  auto body = fb::CreateEventsRequestDirect(
+      fbb, a.job_id, a.node.empty() ? nullptr : a.node.c_str(), a.follow, json);
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EventsRequest, body.Union()),
+             fb::RequestIdentifier());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
 int exitFor(fb::Outcome o) {
   switch (o) {
-    case fb::Outcome::Ok: return kOk;
-    case fb::Outcome::NotFound: return kNotFound;
-    case fb::Outcome::PermissionDenied: return kDenied;
-    case fb::Outcome::Busy: return kUnavailable;
-    case fb::Outcome::BadRequest: return kUsage;
-    default: return kNodeFault;
+    case fb::Outcome::Ok:
+      return kOk;
+    case fb::Outcome::NotFound:
+      return kNotFound;
+    case fb::Outcome::PermissionDenied:
+      return kDenied;
+    case fb::Outcome::Busy:
+      return kUnavailable;
+    case fb::Outcome::BadRequest:
+      return kUsage;
+    default:
+      return kNodeFault;
   }
 }
 
@@ -45,7 +53,8 @@ int eventsThroughAgent(const EventsArgs& args, const GlobalOptions& g, const Cli
     return exitForCallError(conn.error());
   }
   const auto req = eventsRequest(args, g.json);
-  if (auto sent = ipc::sendMessage(*conn, req.data(), req.size(), std::chrono::seconds(2)); !sent.ok()) {
+  if (auto sent = ipc::sendMessage(*conn, req.data(), req.size(), std::chrono::seconds(2));
+      !sent.ok()) {
     io.err("accelctl: events: " + sent.error().message());
     return exitForCallError(sent.error());
   }

@@ -32,8 +32,8 @@ int execBeside(const std::string& program, std::vector<std::string> argv, const 
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   ::execv(path.c_str(), cargv.data());
-  io.err("accelctl: " + verb + ": cannot run " + path + ": " + std::strerror(errno) + " (accelctl and " + program +
-         " are installed side by side)");
+  io.err("accelctl: " + verb + ": cannot run " + path + ": " + std::strerror(errno) +
+         " (accelctl and " + program + " are installed side by side)");
   return kNodeFault;
 }
 
@@ -46,7 +46,8 @@ int verbTopology(const std::vector<std::string>& args, const GlobalOptions& g, c
       argv.push_back("--xml");
       argv.push_back(args[++i]);
     } else {
-      io.err("accelctl: topology: unexpected argument '" + args[i] + "'; usage: accelctl topology [--xml FILE] [--json]");
+      io.err("accelctl: topology: unexpected argument '" + args[i] +
+             "'; usage: accelctl topology [--xml FILE] [--json]");
       return kUsage;
     }
   }
@@ -86,7 +87,8 @@ int verbEvents(const std::vector<std::string>& args, const GlobalOptions& g, con
       argv.push_back(a);
     } else {
       io.err("accelctl: events: unexpected argument '" + a +
-             "'; usage: accelctl events [--job ID] [--node NAME] [--follow] [--database PATH] [--json]");
+             "'; usage: accelctl events [--job ID] [--node NAME] [--follow] [--database PATH] "
+             "[--json]");
       return kUsage;
     }
   }
@@ -121,7 +123,10 @@ int verbConfig(const std::vector<std::string>& args, const GlobalOptions& g, con
   GlobalOptions local = g;
   if (args.size() == 2) local.config_path = args[1];
   auto path = configPath(local, io);
-  if (!path.ok()) { io.err("accelctl: config: " + path.error().message()); return kUsage; }
+  if (!path.ok()) {
+    io.err("accelctl: config: " + path.error().message());
+    return kUsage;
+  }
   auto s = checkConfig(*path);
   if (!s.ok()) {
     io.err(s.error().message());

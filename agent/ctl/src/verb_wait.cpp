@@ -31,7 +31,8 @@ namespace {
 namespace fb = accel::control;
 using namespace std::chrono_literals;
 
-std::vector<uint8_t> finish(flatbuffers::FlatBufferBuilder& fbb, fb::RequestBody kind, flatbuffers::Offset<void> body) {
+std::vector<uint8_t> finish(flatbuffers::FlatBufferBuilder& fbb, fb::RequestBody kind,
+                            flatbuffers::Offset<void> body) {
   fbb.Finish(fb::CreateRequest(fbb, 1, kind, body), fb::RequestIdentifier());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
@@ -50,12 +51,14 @@ enum class Seen { kUnknown, kRunning, kSucceeded, kFailed, kJobGone };
 // One look at the appliance job through the daemon. kUnknown: ask again.
 Seen look(const AccelConfig& config, uint32_t job, const std::string& id) {
   flatbuffers::FlatBufferBuilder fbb(64);
-  auto reply = callDaemon(config, finish(fbb, fb::RequestBody::JobRequest, fb::CreateJobRequest(fbb, job).Union()), 2s);
+  auto reply = callDaemon(
+      config, finish(fbb, fb::RequestBody::JobRequest, fb::CreateJobRequest(fbb, job).Union()), 2s);
   if (!reply.ok()) return Seen::kUnknown;  // the daemon may be restarting
   const auto* r = flatbuffers::GetRoot<fb::Reply>(reply->data());
   if (r->outcome() == fb::Outcome::NotFound) return Seen::kJobGone;
   const auto* info = r->body_as_JobInfo();
-  if (r->outcome() != fb::Outcome::Ok || info == nullptr || info->appliance_jobs() == nullptr) return Seen::kUnknown;
+  if (r->outcome() != fb::Outcome::Ok || info == nullptr || info->appliance_jobs() == nullptr)
+    return Seen::kUnknown;
   for (const auto* a : *info->appliance_jobs()) {
     if (a->id() == nullptr || a->id()->str() != id || a->state() == nullptr) continue;
     std::string state = a->state()->str();
@@ -71,7 +74,8 @@ bool reportStep(const AccelConfig& config, uint32_t job, uint32_t step, const st
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = fb::CreateSurrogateRequestDirect(fbb, job, step, id.c_str()).Union();
   auto reply = callDaemon(config, finish(fbb, fb::RequestBody::SurrogateRequest, body), 2s);
-  return reply.ok() && flatbuffers::GetRoot<fb::Reply>(reply->data())->outcome() != fb::Outcome::Busy;
+  return reply.ok() &&
+         flatbuffers::GetRoot<fb::Reply>(reply->data())->outcome() != fb::Outcome::Busy;
 }
 
 volatile sig_atomic_t g_told_to_stop = 0;
@@ -105,7 +109,8 @@ void pause250ms() {
 
 }  // namespace
 
-int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
+int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions& g,
+                      const CliIo& io) {
   auto job = args.size() == 2 ? number(args[0].c_str()) : std::nullopt;
   if (!job || args[1].empty()) {
     io.err("accelctl: usage: accelctl wait-appliance JOB APPLIANCE_JOB_ID");
@@ -124,11 +129,18 @@ int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions&
   for (;;) {
     if (!reported) reported = reportStep(*config, *job, *step, args[1]);
     switch (look(*config, *job, args[1])) {
-      case Seen::kSucceeded: io.out(args[1] + " succeeded\n"); return kOk;
-      case Seen::kFailed: io.out(args[1] + " failed or was cancelled\n"); return kNodeFault;
-      case Seen::kJobGone: io.err("accelctl: job " + std::to_string(*job) + " has nothing on this node"); return kNotFound;
+      case Seen::kSucceeded:
+        io.out(args[1] + " succeeded\n");
+        return kOk;
+      case Seen::kFailed:
+        io.out(args[1] + " failed or was cancelled\n");
+        return kNodeFault;
+      case Seen::kJobGone:
+        io.err("accelctl: job " + std::to_string(*job) + " has nothing on this node");
+        return kNotFound;
       case Seen::kRunning:
-      case Seen::kUnknown: break;
+      case Seen::kUnknown:
+        break;
     }
     if (g_told_to_stop != 0) {
       const auto now = std::chrono::steady_clock::now();

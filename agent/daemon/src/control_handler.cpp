@@ -16,10 +16,12 @@ namespace accel::agentd {
 namespace {
 
 namespace fb = accel::control;
-using flatbuffers::FlatBufferBuilder;
 using agent::JobRecord;
+using flatbuffers::FlatBufferBuilder;
 
-bool isAdmin(const HandlerContext& ctx, const Caller& c) { return c.uid == 0 || c.uid == ctx.slurm_uid; }
+bool isAdmin(const HandlerContext& ctx, const Caller& c) {
+  return c.uid == 0 || c.uid == ctx.slurm_uid;
+}
 
 std::vector<uint8_t> finish(FlatBufferBuilder& fbb, flatbuffers::Offset<fb::Reply> reply) {
   fbb.Finish(reply);
@@ -39,12 +41,18 @@ fb::Outcome outcomeOf(const Error& e) {
 
 fb::JobState stateOf(agent::JobPhase p) {
   switch (p) {
-    case agent::JobPhase::kNone: return fb::JobState::None;
-    case agent::JobPhase::kProlog: return fb::JobState::Prolog;
-    case agent::JobPhase::kReady: return fb::JobState::Ready;
-    case agent::JobPhase::kEpilog: return fb::JobState::Epilog;
-    case agent::JobPhase::kCleaned: return fb::JobState::Cleaned;
-    case agent::JobPhase::kFailed: return fb::JobState::Failed;
+    case agent::JobPhase::kNone:
+      return fb::JobState::None;
+    case agent::JobPhase::kProlog:
+      return fb::JobState::Prolog;
+    case agent::JobPhase::kReady:
+      return fb::JobState::Ready;
+    case agent::JobPhase::kEpilog:
+      return fb::JobState::Epilog;
+    case agent::JobPhase::kCleaned:
+      return fb::JobState::Cleaned;
+    case agent::JobPhase::kFailed:
+      return fb::JobState::Failed;
   }
   return fb::JobState::None;
 }
@@ -57,19 +65,22 @@ bool limitMeasurableHere(const HandlerContext& ctx, const JobRecord& r) {
 
 // What the job's output and the journal say of a limit nothing here measures.
 std::string unmeasuredLimitLine(const JobRecord& r) {
-  return "the appliance time limit of " + std::to_string(r.spec.appliance_time_sec) + " s cannot be measured on " +
+  return "the appliance time limit of " + std::to_string(r.spec.appliance_time_sec) +
+         " s cannot be measured on " +
          (r.spec.node.empty() ? std::string("this node") : r.spec.node) +
-         " and is not enforced there: the job holds no IPUs or GPUs there and the node reads no appliance";
+         " and is not enforced there: the job holds no IPUs or GPUs there and the node reads no "
+         "appliance";
 }
 
 flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord& r,
-                                          const HandlerContext* ctx = nullptr) {
+                                         const HandlerContext* ctx = nullptr) {
   std::vector<flatbuffers::Offset<fb::ApplianceJobInfo>> appliance_jobs;
   double appliance_seconds = 0;
   if (ctx && ctx->appliance_jobs) {
     for (const auto& a : ctx->appliance_jobs(r.spec.job_id))
-      appliance_jobs.push_back(fb::CreateApplianceJobInfoDirect(fbb, a.id.c_str(), appliance::stateName(a.state),
-                                                                a.systems, a.create_ns, a.start_ns, a.end_ns));
+      appliance_jobs.push_back(
+          fb::CreateApplianceJobInfoDirect(fbb, a.id.c_str(), appliance::stateName(a.state),
+                                           a.systems, a.create_ns, a.start_ns, a.end_ns));
     if (ctx->appliance_seconds) appliance_seconds = ctx->appliance_seconds(r.spec.job_id);
   }
   std::vector<flatbuffers::Offset<fb::Device>> devices;
@@ -81,10 +92,10 @@ flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord
     warnings.push_back(fbb.CreateString(unmeasuredLimitLine(r)));
   if (ctx && r.phase == agent::JobPhase::kReady && !r.spec.carry_note.empty())
     warnings.push_back(fbb.CreateString(r.spec.carry_note));
-  return fb::CreateJobInfoDirect(fbb, r.spec.job_id, r.spec.uid, r.spec.user.c_str(), stateOf(r.phase),
-                                 &devices, r.job_dir.c_str(), &env, r.prolog_started_ns, r.ready_ns,
-                                 r.last_error.c_str(), ctx ? &appliance_jobs : nullptr, appliance_seconds,
-                                 warnings.empty() ? nullptr : &warnings);
+  return fb::CreateJobInfoDirect(
+      fbb, r.spec.job_id, r.spec.uid, r.spec.user.c_str(), stateOf(r.phase), &devices,
+      r.job_dir.c_str(), &env, r.prolog_started_ns, r.ready_ns, r.last_error.c_str(),
+      ctx ? &appliance_jobs : nullptr, appliance_seconds, warnings.empty() ? nullptr : &warnings);
 }
 
 agent::JobRequestSpec specOf(const fb::JobSpec& j) {
@@ -113,15 +124,18 @@ agent::JobRequestSpec specOf(const fb::JobSpec& j) {
 // Text from a request is stored, logged and written as JSON: it must be
 // clean, and a GPU list may hold only what Slurm writes there.
 std::string badText(const agent::JobRequestSpec& s) {
-  if (!isCleanText(s.user) || !isCleanText(s.partition)) return "user or partition is not clean text";
+  if (!isCleanText(s.user) || !isCleanText(s.partition))
+    return "user or partition is not clean text";
   if (!isCleanText(s.node)) return "node name is not clean text";
   // slurmd's, not the user's; but what leads a job must be sane text.
   if (!isCleanText(s.node_list, agent::kMaxNodeListBytes))
-    return "node list is not clean text of at most " + std::to_string(agent::kMaxNodeListBytes) + " bytes";
+    return "node list is not clean text of at most " + std::to_string(agent::kMaxNodeListBytes) +
+           " bytes";
   if (s.gpus.size() > 1024 || s.gpus.find_first_not_of("0123456789,-") != std::string::npos)
     return "GPU list may hold only digits, ',' and '-'";
   if (!isCleanText(s.refusal, agent::kMaxRefusalBytes))
-    return "refusal is not clean text of at most " + std::to_string(agent::kMaxRefusalBytes) + " bytes";
+    return "refusal is not clean text of at most " + std::to_string(agent::kMaxRefusalBytes) +
+           " bytes";
   return "";
 }
 
@@ -149,10 +163,12 @@ void emitPrologFinished(const HandlerContext& ctx, const agent::JobRequestSpec& 
     // place in the job's partition. Every node of the job names them alike
     // (the aggregator counts them once).
     if (!r->ipu_partition.empty())
-      for (uint32_t i = 0; i < r->spec.ipus; ++i) e.devices.push_back(r->ipu_partition + ":" + std::to_string(i));
+      for (uint32_t i = 0; i < r->spec.ipus; ++i)
+        e.devices.push_back(r->ipu_partition + ":" + std::to_string(i));
     e.partition = r->ipu_partition;
     e.accel_kind = accelKind(ctx, *r);
-    e.appliance_limit_s = r->spec.appliance_time_sec > 0 ? static_cast<uint64_t>(r->spec.appliance_time_sec) : 0;
+    e.appliance_limit_s =
+        r->spec.appliance_time_sec > 0 ? static_cast<uint64_t>(r->spec.appliance_time_sec) : 0;
     e.limit_unmeasured = !limitMeasurableHere(ctx, *r);
     if (e.limit_unmeasured)
       log::warning("prolog: job " + std::to_string(spec.job_id) + ": " + unmeasuredLimitLine(*r));
@@ -176,7 +192,8 @@ std::vector<uint8_t> configFault(const HandlerContext& ctx, const agent::JobRequ
                                  const agent::KindFault& fault) {
   const std::string job = "prolog: job " + std::to_string(spec.job_id) + ": ";
   const bool drains = static_cast<bool>(ctx.drain_node);
-  log::error(job + fault.message + (drains ? " (the job fails; this node is drained)" : " (the job fails)"));
+  log::error(job + fault.message +
+             (drains ? " (the job fails; this node is drained)" : " (the job fails)"));
   if (ctx.health) ctx.health->configFault(fault.fault + (drains ? "; this node is drained" : ""));
   if (drains) ctx.drain_node(spec.job_id, spec.node, fault.drainReason());
   FlatBufferBuilder fbb(512);
@@ -189,16 +206,19 @@ std::vector<uint8_t> configFault(const HandlerContext& ctx, const agent::JobRequ
 }
 
 std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest* req) {
-  if (req->job() == nullptr || req->job()->job_id() == 0) return simple(fb::Outcome::BadRequest, "prolog: no job id");
+  if (req->job() == nullptr || req->job()->job_id() == 0)
+    return simple(fb::Outcome::BadRequest, "prolog: no job id");
   auto spec = specOf(*req->job());
-  if (auto why = badText(spec); !why.empty()) return simple(fb::Outcome::BadRequest, "prolog: " + why);
+  if (auto why = badText(spec); !why.empty())
+    return simple(fb::Outcome::BadRequest, "prolog: " + why);
   // The node list names nodes as Slurm does (NodeName), and so does
   // SLURMD_NODENAME; the host name stands in only when the hook gave none.
   if (spec.node.empty()) spec.node = ctx.node_name;
   // Found before the prolog, which fails with the same message: nothing of
   // slurmctld is asked for a job that cannot run here.
   const auto kind_fault = ctx.manager->kindFault(spec);
-  if (spec.ipus > 0 && spec.ntasks == 0 && ctx.tasks_on_node && !kind_fault && agent::leadsJob(spec)) {
+  if (spec.ipus > 0 && spec.ntasks == 0 && ctx.tasks_on_node && !kind_fault &&
+      agent::leadsJob(spec)) {
     // One GCD per task; when slurmctld cannot say, the job still runs, with one GCD.
     // Only the leader makes the partition; the others take the GCDs it has.
     auto n = ctx.tasks_on_node(spec.job_id);
@@ -223,18 +243,22 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
                                  .restart_count = spec.restart_count});
   auto r = ctx.manager->prolog(spec);
   emitPrologFinished(ctx, spec, r, started_us);
-  if (!r.ok() && kind_fault && r.error().message() == kind_fault->message) return configFault(ctx, spec, *kind_fault);
+  if (!r.ok() && kind_fault && r.error().message() == kind_fault->message)
+    return configFault(ctx, spec, *kind_fault);
   // The journal gets the same line slurmd logs from the hook's stderr.
   if (!r.ok())
     log::error("prolog: job " + std::to_string(spec.job_id) + ": " + r.error().message() +
-               (r.error().code() == ErrorCode::kInvalidArgument ? " (the job fails; the node stays up)" : ""));
+               (r.error().code() == ErrorCode::kInvalidArgument
+                    ? " (the job fails; the node stays up)"
+                    : ""));
   if (r.ok() && ctx.jobs_changed) ctx.jobs_changed();
   if (!r.ok() && outcomeOf(r.error()) == fb::Outcome::NodeFault)
     noteNodeFault(ctx, "prolog: job " + std::to_string(spec.job_id) + ": " + r.error().message());
   if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
   FlatBufferBuilder fbb(1024);
   auto info = jobInfo(fbb, *r);
-  return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobInfo, info.Union()));
+  return finish(
+      fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobInfo, info.Union()));
 }
 
 std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest* req) {
@@ -253,7 +277,8 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
   e.duration_us = static_cast<uint64_t>(std::max<int64_t>(0, monoUs() - started_us));
   if (before) {
     e.restart_count = before->spec.restart_count;
-    e.appliance_seconds = static_cast<uint64_t>(agent::usedNs(before->budget, jobClockNs()) / 1'000'000'000);
+    e.appliance_seconds =
+        static_cast<uint64_t>(agent::usedNs(before->budget, jobClockNs()) / 1'000'000'000);
     if (before->budget.enforced_ns != 0) e.result = event::JobResult::kTimeLimit;
   }
   if (!s.ok()) {
@@ -271,18 +296,20 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
   return simple(fb::Outcome::Ok, "");
 }
 
-flatbuffers::Offset<fb::EventsStatus> eventsStatus(FlatBufferBuilder& fbb, const HandlerContext& ctx) {
+flatbuffers::Offset<fb::EventsStatus> eventsStatus(FlatBufferBuilder& fbb,
+                                                   const HandlerContext& ctx) {
   if (!ctx.outbox_stats) return 0;
   const auto s = ctx.outbox_stats();
-  return fb::CreateEventsStatusDirect(fbb, ctx.aggregator.c_str(), s.link_up, s.backlog, s.spooled_bytes, s.sent,
-                                      s.acked, s.dropped_telemetry, s.dropped_lifecycle, s.reconnects, s.held,
-                                      s.io_errors);
+  return fb::CreateEventsStatusDirect(fbb, ctx.aggregator.c_str(), s.link_up, s.backlog,
+                                      s.spooled_bytes, s.sent, s.acked, s.dropped_telemetry,
+                                      s.dropped_lifecycle, s.reconnects, s.held, s.io_errors);
 }
 
 // The job a node fault names: the daemon writes them as "prolog: job 42: ...".
 std::optional<uint32_t> jobNamedIn(const std::string& message) {
   const auto at = message.find(": job ");
-  if (at == std::string::npos || at == 0 || message.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != at)
+  if (at == std::string::npos || at == 0 ||
+      message.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != at)
     return std::nullopt;
   uint32_t id = 0;
   const char* p = message.c_str() + at + 6;
@@ -301,7 +328,8 @@ std::string faultFor(const HandlerContext& ctx, const Caller& caller, const std:
   if (!job) return message;
   auto r = ctx.manager->job(*job);
   if (r && r->spec.uid == caller.uid) return message;
-  return message.substr(0, message.find(": job ")) + ": a job of another user (root sees which and why)";
+  return message.substr(0, message.find(": job ")) +
+         ": a job of another user (root sees which and why)";
 }
 
 // Everyone may ask how the node is; a user reads only its own jobs in it:
@@ -315,7 +343,8 @@ std::vector<uint8_t> onStatus(const HandlerContext& ctx, const Caller& caller) {
   uint32_t jobs = static_cast<uint32_t>(st.jobs);
   if (!admin) {
     auto all = ctx.manager->jobs();
-    jobs = static_cast<uint32_t>(std::count_if(all.begin(), all.end(), [&](const auto& r) { return r.spec.uid == caller.uid; }));
+    jobs = static_cast<uint32_t>(std::count_if(
+        all.begin(), all.end(), [&](const auto& r) { return r.spec.uid == caller.uid; }));
   }
   auto mine = [&](uint32_t job_id) {
     if (admin || job_id == 0) return true;
@@ -325,17 +354,20 @@ std::vector<uint8_t> onStatus(const HandlerContext& ctx, const Caller& caller) {
   FlatBufferBuilder fbb(2048);
   std::vector<flatbuffers::Offset<fb::DeviceUse>> use;
   for (const auto& d : ctx.manager->deviceUse())
-    if (mine(d.job_id)) use.push_back(fb::CreateDeviceUseDirect(fbb, d.index, d.name.c_str(), d.kind.c_str(), d.job_id));
+    if (mine(d.job_id))
+      use.push_back(
+          fb::CreateDeviceUseDirect(fbb, d.index, d.name.c_str(), d.kind.c_str(), d.job_id));
   std::vector<flatbuffers::Offset<flatbuffers::String>> errors;
   for (const auto& e : st.last_errors) errors.push_back(fbb.CreateString(faultFor(ctx, caller, e)));
   std::vector<flatbuffers::Offset<fb::ControllerStatus>> controllers;
   for (const auto& c : health.controllers)
-    controllers.push_back(fb::CreateControllerStatusDirect(fbb, c.name.c_str(), c.client.c_str(), c.call.c_str(),
-                                                           c.at_ns, c.ok, c.error.c_str(), c.last_ok_ns, c.calls,
-                                                           c.failures));
+    controllers.push_back(fb::CreateControllerStatusDirect(
+        fbb, c.name.c_str(), c.client.c_str(), c.call.c_str(), c.at_ns, c.ok, c.error.c_str(),
+        c.last_ok_ns, c.calls, c.failures));
   std::vector<flatbuffers::Offset<fb::TimedError>> timed;
   for (const auto& e : health.errors)
-    timed.push_back(fb::CreateTimedErrorDirect(fbb, e.at_ns, faultFor(ctx, caller, e.message).c_str()));
+    timed.push_back(
+        fb::CreateTimedErrorDirect(fbb, e.at_ns, faultFor(ctx, caller, e.message).c_str()));
   auto events = eventsStatus(fbb, ctx);
   auto info = fb::CreateStatusInfoDirect(
       fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns, jobs,
@@ -343,7 +375,8 @@ std::vector<uint8_t> onStatus(const HandlerContext& ctx, const Caller& caller) {
       ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
       ctx.events_status ? ctx.events_status().c_str() : nullptr, &use, health.config_loaded_ns,
       health.config_error.c_str(), &controllers, events, &timed);
-  return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo, info.Union()));
+  return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo,
+                                           info.Union()));
 }
 
 std::vector<uint8_t> onJobs(const HandlerContext& ctx, const Caller& caller) {
@@ -352,34 +385,44 @@ std::vector<uint8_t> onJobs(const HandlerContext& ctx, const Caller& caller) {
   for (const auto& r : ctx.manager->jobs())
     if (isAdmin(ctx, caller) || r.spec.uid == caller.uid) jobs.push_back(jobInfo(fbb, r, &ctx));
   auto list = fb::CreateJobListDirect(fbb, &jobs);
-  return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobList, list.Union()));
+  return finish(
+      fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobList, list.Union()));
 }
 
 std::vector<uint8_t> onJob(const HandlerContext& ctx, const Caller& caller, uint32_t job_id) {
   auto r = ctx.manager->job(job_id);
   // Another user's job reads as absent: existence of others' jobs is not leaked.
   if (!r || (!isAdmin(ctx, caller) && r->spec.uid != caller.uid))
-    return simple(fb::Outcome::NotFound, "job " + std::to_string(job_id) + " has nothing on this node");
+    return simple(fb::Outcome::NotFound,
+                  "job " + std::to_string(job_id) + " has nothing on this node");
   FlatBufferBuilder fbb(1024);
   auto info = jobInfo(fbb, *r, &ctx);
-  return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobInfo, info.Union()));
+  return finish(
+      fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::JobInfo, info.Union()));
 }
 
 std::vector<uint8_t> statusReply(const Status& s) {
   if (s.ok()) return simple(fb::Outcome::Ok, "");
-  return simple(s.error().code() == ErrorCode::kNotFound ? fb::Outcome::NotFound : fb::Outcome::NodeFault,
-                s.error().message());
+  return simple(
+      s.error().code() == ErrorCode::kNotFound ? fb::Outcome::NotFound : fb::Outcome::NodeFault,
+      s.error().message());
 }
 
 std::vector<uint8_t> onTask(const HandlerContext& ctx, const fb::TaskRequest* t) {
-  if (t->job_id() == 0 || t->pid() <= 0) return simple(fb::Outcome::BadRequest, "task: no job id or pid");
+  if (t->job_id() == 0 || t->pid() <= 0)
+    return simple(fb::Outcome::BadRequest, "task: no job id or pid");
   if (t->kind() == fb::TaskEventKind::Started) {
-    auto s = ctx.manager->taskStarted(t->job_id(), agent::TaskRef{t->step_id(), t->pid(), t->start_ticks()});
-    if (s.ok()) emit(ctx, event::TaskStarted{.job_id = t->job_id(), .step_id = t->step_id(), .pid = t->pid()});
+    auto s = ctx.manager->taskStarted(t->job_id(),
+                                      agent::TaskRef{t->step_id(), t->pid(), t->start_ticks()});
+    if (s.ok())
+      emit(ctx,
+           event::TaskStarted{.job_id = t->job_id(), .step_id = t->step_id(), .pid = t->pid()});
     return statusReply(s);
   }
   auto s = ctx.manager->taskExited(t->job_id(), t->pid());
-  if (s.ok()) emit(ctx, event::TaskEnded{.job_id = t->job_id(), .step_id = t->step_id(), .exit_code = t->exit_status()});
+  if (s.ok())
+    emit(ctx, event::TaskEnded{
+                  .job_id = t->job_id(), .step_id = t->step_id(), .exit_code = t->exit_status()});
   return statusReply(s);
 }
 
@@ -397,19 +440,26 @@ std::vector<uint8_t> onStep(const HandlerContext& ctx, const fb::StepRequest* st
 
 // The name of a surrogate step: the appliance job's id, and -csxN when it
 // holds N CS-X systems (seed 000).
-std::vector<uint8_t> onSurrogate(const HandlerContext& ctx, const Caller& caller, const fb::SurrogateRequest* sr) {
+std::vector<uint8_t> onSurrogate(const HandlerContext& ctx, const Caller& caller,
+                                 const fb::SurrogateRequest* sr) {
   auto r = ctx.manager->job(sr->job_id());
   if (!r || (!isAdmin(ctx, caller) && r->spec.uid != caller.uid))
-    return simple(fb::Outcome::NotFound, "job " + std::to_string(sr->job_id()) + " has nothing on this node");
+    return simple(fb::Outcome::NotFound,
+                  "job " + std::to_string(sr->job_id()) + " has nothing on this node");
   const std::string id = sr->appliance_job() ? sr->appliance_job()->str() : "";
-  if (!appliance::isValidJobId(id)) return simple(fb::Outcome::BadRequest, "surrogate: not an appliance job id");
+  if (!appliance::isValidJobId(id))
+    return simple(fb::Outcome::BadRequest, "surrogate: not an appliance job id");
   std::vector<appliance::ApplianceJob> jobs;
   if (ctx.appliance_jobs) jobs = ctx.appliance_jobs(sr->job_id());
   auto it = std::find_if(jobs.begin(), jobs.end(), [&](const auto& a) { return a.id == id; });
-  if (it == jobs.end()) return simple(fb::Outcome::NotFound, "surrogate: " + id + " is not an appliance job of this job");
+  if (it == jobs.end())
+    return simple(fb::Outcome::NotFound,
+                  "surrogate: " + id + " is not an appliance job of this job");
   (void)ctx.manager->surrogateStepStarted(sr->job_id(), sr->step_id());
   if (ctx.surrogate_started) ctx.surrogate_started(sr->job_id(), id);
-  emit(ctx, event::StepStarted{.job_id = sr->job_id(), .step_id = sr->step_id(), .name = surrogateStepName(*it),
+  emit(ctx, event::StepStarted{.job_id = sr->job_id(),
+                               .step_id = sr->step_id(),
+                               .name = surrogateStepName(*it),
                                .surrogate = true});
   return simple(fb::Outcome::Ok, "");
 }
@@ -429,7 +479,9 @@ template <class Handler>
 std::vector<uint8_t> timedHook(metrics::Histogram* seconds, Handler&& handler) {
   const auto start = std::chrono::steady_clock::now();
   auto reply = handler();
-  if (seconds) seconds->observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (seconds)
+    seconds->observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return reply;
 }
 
@@ -442,7 +494,8 @@ std::optional<EventsCall> eventsCallOf(std::span<const uint8_t> bytes) {
   const auto* req = fb::GetRequest(bytes.data());
   const auto* e = req->body_as_EventsRequest();
   if (req->version() != 1 || !e) return std::nullopt;
-  return EventsCall{e->job_id(), e->node() ? e->node()->str() : std::string(), e->follow(), e->json()};
+  return EventsCall{e->job_id(), e->node() ? e->node()->str() : std::string(), e->follow(),
+                    e->json()};
 }
 
 std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& caller,
@@ -451,10 +504,12 @@ std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& call
   opts.max_depth = 16;
   opts.max_tables = 4096;
   flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
-  if (!fb::VerifyRequestBuffer(v)) return simple(fb::Outcome::BadRequest, "request failed verification");
+  if (!fb::VerifyRequestBuffer(v))
+    return simple(fb::Outcome::BadRequest, "request failed verification");
   const auto* req = fb::GetRequest(bytes.data());
   if (req->version() != 1)
-    return simple(fb::Outcome::BadRequest, "unsupported request version " + std::to_string(req->version()));
+    return simple(fb::Outcome::BadRequest,
+                  "unsupported request version " + std::to_string(req->version()));
   // The verifier accepts a union whose type is set but whose table is absent;
   // every handler below reads the table, so refuse that here, once.
   if (req->body() == nullptr) return simple(fb::Outcome::BadRequest, "request has no body");
@@ -462,32 +517,42 @@ std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& call
     case fb::RequestBody::PrologRequest:
       if (!isAdmin(ctx, caller))
         return simple(fb::Outcome::PermissionDenied,
-                      "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by hand, run it as root");
+                      "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by "
+                      "hand, run it as root");
       return timedHook(ctx.metrics ? &ctx.metrics->prolog_seconds : nullptr,
                        [&] { return onProlog(ctx, req->body_as_PrologRequest()); });
     case fb::RequestBody::EpilogRequest:
       if (!isAdmin(ctx, caller))
         return simple(fb::Outcome::PermissionDenied,
-                      "only root and SlurmUser may run the epilog (slurmd runs it as Epilog=); by hand, run it as root");
+                      "only root and SlurmUser may run the epilog (slurmd runs it as Epilog=); by "
+                      "hand, run it as root");
       return timedHook(ctx.metrics ? &ctx.metrics->epilog_seconds : nullptr,
                        [&] { return onEpilog(ctx, req->body_as_EpilogRequest()); });
-    case fb::RequestBody::StatusRequest: return onStatus(ctx, caller);
-    case fb::RequestBody::JobsRequest: return onJobs(ctx, caller);
-    case fb::RequestBody::JobRequest: return onJob(ctx, caller, req->body_as_JobRequest()->job_id());
+    case fb::RequestBody::StatusRequest:
+      return onStatus(ctx, caller);
+    case fb::RequestBody::JobsRequest:
+      return onJobs(ctx, caller);
+    case fb::RequestBody::JobRequest:
+      return onJob(ctx, caller, req->body_as_JobRequest()->job_id());
     case fb::RequestBody::TaskRequest:
-      if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "task reports come from slurmstepd");
+      if (!isAdmin(ctx, caller))
+        return simple(fb::Outcome::PermissionDenied, "task reports come from slurmstepd");
       return onTask(ctx, req->body_as_TaskRequest());
     case fb::RequestBody::StepRequest:
-      if (!isAdmin(ctx, caller)) return simple(fb::Outcome::PermissionDenied, "step reports come from slurmstepd");
+      if (!isAdmin(ctx, caller))
+        return simple(fb::Outcome::PermissionDenied, "step reports come from slurmstepd");
       return onStep(ctx, req->body_as_StepRequest());
-    case fb::RequestBody::SurrogateRequest: return onSurrogate(ctx, caller, req->body_as_SurrogateRequest());
+    case fb::RequestBody::SurrogateRequest:
+      return onSurrogate(ctx, caller, req->body_as_SurrogateRequest());
     case fb::RequestBody::EventsRequest:
       // With AggregatorQueryAddress the daemon hands these to its relay
       // before they get here (Daemon::relayEvents).
       return simple(fb::Outcome::BadRequest,
-                    "this node's agent has no AggregatorQueryAddress in its accel.conf; read the events where the "
+                    "this node's agent has no AggregatorQueryAddress in its accel.conf; read the "
+                    "events where the "
                     "aggregator's database is (accelctl events --database PATH)");
-    case fb::RequestBody::NONE: break;
+    case fb::RequestBody::NONE:
+      break;
   }
   return simple(fb::Outcome::BadRequest, "unknown request kind");
 }

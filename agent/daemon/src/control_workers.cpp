@@ -62,13 +62,15 @@ int workerEpoll(int listener, int admin_listener, int stop_fd) {
 void warnAcceptFailed(const std::string& message) {
   static std::atomic<int64_t> last_said{0};
   static std::atomic<uint64_t> unsaid{0};
-  const int64_t now =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
   int64_t last = last_said.load();
   if (now - last >= 10 && last_said.compare_exchange_strong(last, now)) {
     const uint64_t more = unsaid.exchange(0);
-    log::warning("control: " + message +
-                 (more > 0 ? " (and " + std::to_string(more) + " more times since the last report)" : ""));
+    log::warning(
+        "control: " + message +
+        (more > 0 ? " (and " + std::to_string(more) + " more times since the last report)" : ""));
   } else {
     ++unsaid;
   }
@@ -87,7 +89,8 @@ void noteRefusal(uid_t uid, ipc::Refusal why) {
   const uint64_t n = std::exchange(unsaid, 0);
   last_said = now;
   g.unlock();
-  log::warning("control: refused a connection of uid " + std::to_string(uid) + " (" + ipc::refusalName(why) + ")" +
+  log::warning("control: refused a connection of uid " + std::to_string(uid) + " (" +
+               ipc::refusalName(why) + ")" +
                (n > 1 ? "; " + std::to_string(n) + " refusals since the last report" : ""));
 }
 
@@ -119,7 +122,8 @@ bool Daemon::isAdmin(uid_t uid) const { return uid == 0 || uid == ctx_.slurm_uid
 // Answers Busy with the reason, without waiting for room to send it, and
 // closes (the caller drops the socket).
 void Daemon::refuse(const ipc::Socket& conn, uid_t uid, ipc::Refusal why) {
-  auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy), ipc::refusalMessage(why, admission_.limits()));
+  auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy),
+                          ipc::refusalMessage(why, admission_.limits()));
   (void)ipc::sendMessage(conn, reply.data(), reply.size(), 0ms);
   ipc::discardPending(conn);  // or the close resets the connection, answer and all
   noteRefusal(uid, why);
@@ -254,7 +258,8 @@ void Daemon::serve(ipc::Socket conn, const ipc::PeerCred& cred, bool admin, ipc:
   } catch (const std::exception& e) {
     // A bug, not an input problem: report it, answer, and keep the daemon up.
     log::error(std::string("control: request failed unexpectedly: ") + e.what());
-    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::NodeFault), "internal error; see the agent's log");
+    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::NodeFault),
+                            "internal error; see the agent's log");
     (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
   } catch (...) {
     log::error("control: request failed unexpectedly");
@@ -282,7 +287,8 @@ void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, 
     auto reply = handleRequest(ctx_, Caller{cred.uid, cred.pid}, *msg);
     auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), admin ? 2000ms : 100ms);
     if (!sent.ok()) {  // a user's client that left early is its own business, and may be many
-      const std::string line = "control: reply to pid " + std::to_string(cred.pid) + ": " + sent.error().message();
+      const std::string line =
+          "control: reply to pid " + std::to_string(cred.pid) + ": " + sent.error().message();
       admin ? log::warning(line) : log::debug(line);
     }
     if (!status_dirty_.exchange(true)) {
@@ -290,7 +296,8 @@ void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, 
       (void)!write(wake_fd_, &one, sizeof one);
     }
   } else if (msg.error().code() == ErrorCode::kInvalidArgument) {
-    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), msg.error().message());
+    auto reply =
+        errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), msg.error().message());
     (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
     log::warning("control: refused a request: " + msg.error().message());
   }
@@ -298,12 +305,14 @@ void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, 
 
 // An EventsRequest, with a relay: the connection goes to the relay, which
 // answers on it from now on. False for any other request.
-bool Daemon::relayEvents(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, std::span<const uint8_t> request) {
+bool Daemon::relayEvents(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin,
+                         std::span<const uint8_t> request) {
   if (!relay_) return false;
   auto call = eventsCallOf(request);
   if (!call) return false;
   if (call->node.size() > 255) {
-    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), "node name longer than 255 characters");
+    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest),
+                            "node name longer than 255 characters");
     (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
     return true;
   }

@@ -32,9 +32,9 @@
 #include "accel/common/clock.h"
 #include "accel/common/config_file.h"
 #include "accel/common/log.h"
+#include "accel/common/safe_file.h"
 #include "accel/common/vipu_config.h"
 #include "accel/events/outbox.h"
-#include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
 #include "accel/topology/loader.h"
 
@@ -89,10 +89,14 @@ std::string selfPath() {
 
 log::Level levelOf(AccelConfig::LogLevel l) {
   switch (l) {
-    case AccelConfig::LogLevel::kError: return log::Level::kError;
-    case AccelConfig::LogLevel::kWarning: return log::Level::kWarning;
-    case AccelConfig::LogLevel::kInfo: return log::Level::kInfo;
-    case AccelConfig::LogLevel::kDebug: return log::Level::kDebug;
+    case AccelConfig::LogLevel::kError:
+      return log::Level::kError;
+    case AccelConfig::LogLevel::kWarning:
+      return log::Level::kWarning;
+    case AccelConfig::LogLevel::kInfo:
+      return log::Level::kInfo;
+    case AccelConfig::LogLevel::kDebug:
+      return log::Level::kDebug;
   }
   return log::Level::kInfo;
 }
@@ -127,7 +131,8 @@ Daemon::~Daemon() {
   appliance_.reset();
   limits_.reset();
   surrogates_.reset();
-  for (int fd : {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_, heartbeat_fd_, stop_fd_})
+  for (int fd :
+       {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_, heartbeat_fd_, stop_fd_})
     if (fd >= 0) close(fd);
 }
 
@@ -171,12 +176,16 @@ Status Daemon::start() {
   ACCEL_TRY(startTrash(ipu_root));
   std::vector<std::unique_ptr<agent::JobStep>> steps;
   steps.push_back(std::make_unique<agent::JobDirStep>(
-      config_.run_dir + "/jobs", ipu_root, [t = trash_.get()](const std::string& dir) { return t->dispose(dir); }));
+      config_.run_dir + "/jobs", ipu_root,
+      [t = trash_.get()](const std::string& dir) { return t->dispose(dir); }));
   hook_timeout_s_ = config_.hook_timeout.count();
   if (vendors_.ipu) {
     agent::FollowerWait wait;
-    wait.budget = [this] { return followerWaitBudget(std::chrono::seconds(hook_timeout_s_.load())); };
-    steps.push_back(std::make_unique<agent::IpuPartitionStep>(vendors_.ipu, *vendors_.vipu, std::move(wait)));
+    wait.budget = [this] {
+      return followerWaitBudget(std::chrono::seconds(hook_timeout_s_.load()));
+    };
+    steps.push_back(
+        std::make_unique<agent::IpuPartitionStep>(vendors_.ipu, *vendors_.vipu, std::move(wait)));
   }
   if (config_.fabric) {
     auto fabric = makeFabricStep(config_, *topology);
@@ -184,12 +193,14 @@ Status Daemon::start() {
     steps.push_back(std::move(*fabric));
   }
   steps.push_back(std::make_unique<agent::EnvFileStep>());  // last: sees every step's variables
-  manager_ = std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
-                                                 std::move(inventory), std::move(steps), jobClockNs);
+  manager_ =
+      std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
+                                          std::move(inventory), std::move(steps), jobClockNs);
   // A node without a V-IPU controller serves IPU jobs only from IPUs of its
   // own; an IPU job sent to it otherwise is a configuration fault.
   if (!vendors_.ipu)
-    manager_->setNoIpuController("no " + std::string(kVipuConfName) + " beside " + options_.config_path);
+    manager_->setNoIpuController("no " + std::string(kVipuConfName) + " beside " +
+                                 options_.config_path);
   ACCEL_TRY(makeDirectory(config_.state_dir, 0700).context("state directory"));
   auto opts = event::outboxOptionsFrom(config_, shortHostname());
   if (!opts.ok()) return opts.error().context("event outbox (" + options_.config_path + ")");
@@ -210,8 +221,9 @@ Status Daemon::start() {
   ACCEL_TRY(recovered.ok() ? okStatus() : Status(recovered.error().context("recovering jobs")));
   for (const auto& p : recovered->problems) log::warning("start: recovery: " + p);
   trash_->start();  // after recovery, which may have added to it; empties what earlier runs left
-  log::info("start: jobs re-adopted " + std::to_string(recovered->adopted) + ", prologs rolled back " +
-            std::to_string(recovered->rolled_back) + ", epilogs finished " + std::to_string(recovered->cleaned));
+  log::info("start: jobs re-adopted " + std::to_string(recovered->adopted) +
+            ", prologs rolled back " + std::to_string(recovered->rolled_back) +
+            ", epilogs finished " + std::to_string(recovered->cleaned));
 
   ctx_ = HandlerContext{};
   ctx_.manager = manager_.get();
@@ -225,7 +237,8 @@ Status Daemon::start() {
   if (config_.requeue_budget == AccelConfig::RequeueBudget::kCumulative)
     ctx_.earlier_runs_used_ns = [this](uint32_t job_id) {
       const int64_t quarter_ms = hook_timeout_s_.load() * 250;
-      return earlierRunsUsedNsFromAccounting(job_id, static_cast<int>(std::clamp<int64_t>(quarter_ms, 250, 5000)));
+      return earlierRunsUsedNsFromAccounting(
+          job_id, static_cast<int>(std::clamp<int64_t>(quarter_ms, 250, 5000)));
     };
   // No task count from slurmctld: the plugin exports it with the job's
   // options (SPANK_ACCEL_NTASKS), and a job without it gets one GCD. The
@@ -246,8 +259,8 @@ Status Daemon::start() {
   };
   ctx_.emit = [this](const event::Event& e) {
     // A surrogate step's report comes from the job's user, as often as they like.
-    if (const auto* step = std::get_if<event::StepStarted>(&e); step && step->surrogate &&
-                                                                !applianceEventAllowed(step->job_id))
+    if (const auto* step = std::get_if<event::StepStarted>(&e);
+        step && step->surrogate && !applianceEventAllowed(step->job_id))
       return;
     emitEvent(e);
   };
@@ -267,8 +280,12 @@ Status Daemon::start() {
       for (const auto& id : rec.surrogates) {
         std::lock_guard<std::mutex> g(surrogate_mu_);
         surrogate_started_.insert(id);
-        surrogates_->adopt(SurrogateSpec{.job_id = rec.spec.job_id, .uid = rec.spec.uid, .gid = rec.spec.gid,
-                                         .user = rec.spec.user, .appliance_job = id, .step_name = id},
+        surrogates_->adopt(SurrogateSpec{.job_id = rec.spec.job_id,
+                                         .uid = rec.spec.uid,
+                                         .gid = rec.spec.gid,
+                                         .user = rec.spec.user,
+                                         .appliance_job = id,
+                                         .step_name = id},
                            rec.ready_ns, all_made);
       }
     }
@@ -278,19 +295,22 @@ Status Daemon::start() {
   ctx_.aggregator = config_.aggregator_address.value_or("");
   ctx_.health = health_.get();
   ACCEL_TRY(startMetrics());
-  emitEvent(event::AgentStarted{.version = ACCEL_VERSION,
-                                .jobs_recovered = static_cast<uint32_t>(recovered->adopted + recovered->cleaned)});
+  emitEvent(event::AgentStarted{
+      .version = ACCEL_VERSION,
+      .jobs_recovered = static_cast<uint32_t>(recovered->adopted + recovered->cleaned)});
   // The hooks that were running when the last daemon died failed without a
   // word to the event stream; these are the ends of their jobs here.
   for (const auto& end : recovered->ended) {
     if (end.rolled_back) {
-      emitEvent(event::PrologFinished{.job_id = end.job_id,
-                                      .result = event::JobResult::kFailed,
-                                      .message = "accel-agentd stopped during the prolog; undone when it restarted"});
-      emitEvent(event::EpilogFinished{.job_id = end.job_id,
-                                      .result = event::JobResult::kFailed,
-                                      .message = "the prolog was undone when accel-agentd restarted",
-                                      .restart_count = end.restart_count});
+      emitEvent(event::PrologFinished{
+          .job_id = end.job_id,
+          .result = event::JobResult::kFailed,
+          .message = "accel-agentd stopped during the prolog; undone when it restarted"});
+      emitEvent(
+          event::EpilogFinished{.job_id = end.job_id,
+                                .result = event::JobResult::kFailed,
+                                .message = "the prolog was undone when accel-agentd restarted",
+                                .restart_count = end.restart_count});
     } else {
       emitEvent(event::EpilogFinished{
           .job_id = end.job_id,
@@ -307,7 +327,8 @@ Status Daemon::start() {
   ACCEL_TRY(listener.ok() ? okStatus() : Status(listener.error().context("control socket")));
   listener_ = std::move(*listener);
   auto admin_listener = listenAdmin(adminSocketPath(config_), ctx_.slurm_uid);
-  ACCEL_TRY(admin_listener.ok() ? okStatus() : Status(admin_listener.error().context("admin socket")));
+  ACCEL_TRY(admin_listener.ok() ? okStatus()
+                                : Status(admin_listener.error().context("admin socket")));
   admin_listener_ = std::move(*admin_listener);
   admission_.setLimits(admissionLimits(config_));
 
@@ -341,10 +362,12 @@ Status Daemon::start() {
     ACCEL_TRY(addToEpoll(epoll_fd_, timer_fd_));
   }
   auto st = manager_->stats();
-  log::info("start: ready on " + config_.control_socket + " with " + std::to_string(st.devices_total) +
-            " accelerator(s) from " + manager_->inventorySource());
-  notify::ready("ready: " + std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
-                std::to_string(st.devices_total) + " devices in use");
+  log::info("start: ready on " + config_.control_socket + " with " +
+            std::to_string(st.devices_total) + " accelerator(s) from " +
+            manager_->inventorySource());
+  notify::ready("ready: " + std::to_string(st.jobs) + " job(s), " +
+                std::to_string(st.devices_in_use) + "/" + std::to_string(st.devices_total) +
+                " devices in use");
   // After READY and off the loop: hooks are served meanwhile, and a slow or
   // absent slurmctld delays nothing.
   if (st.jobs > 0) {
@@ -353,8 +376,9 @@ Status Daemon::start() {
           ctx_, [&](uint32_t id) { return jobPresenceIsolated(self, id, 5s); },
           [this] { return stale_sweep_stop_.load(); });
       if (s.cleaned + s.failed > 0)
-        log::info("stale jobs: " + std::to_string(s.cleaned) + " cleaned, " + std::to_string(s.failed) +
-                  " failed, of " + std::to_string(s.asked) + " asked about");
+        log::info("stale jobs: " + std::to_string(s.cleaned) + " cleaned, " +
+                  std::to_string(s.failed) + " failed, of " + std::to_string(s.asked) +
+                  " asked about");
     });
   }
   return okStatus();
@@ -369,10 +393,12 @@ Status Daemon::startTrash(const std::string& ipu_root) {
   auto report = [](const std::string& path, const Status& outcome, const RemoveTreeStats& stats,
                    std::chrono::milliseconds took) {
     const std::string what = "trash: " + path + ": ";
-    const std::string figures = std::to_string(stats.removed) + " entries, " + std::to_string(stats.max_depth) +
-                                " levels, " + std::to_string(took.count()) + " ms";
+    const std::string figures = std::to_string(stats.removed) + " entries, " +
+                                std::to_string(stats.max_depth) + " levels, " +
+                                std::to_string(took.count()) + " ms";
     if (!outcome.ok())
-      log::warning(what + "not removed yet (" + figures + "): " + outcome.error().message() + "; tried again later");
+      log::warning(what + "not removed yet (" + figures + "): " + outcome.error().message() +
+                   "; tried again later");
     else if (took >= 1s)
       log::info(what + "removed (" + figures + ")");
     else
@@ -393,8 +419,10 @@ void Daemon::startApplianceWatcher() {
     std::set<uint32_t> ids;
     for (const auto& r : manager_->jobs())
       if (r.phase == agent::JobPhase::kReady) {
-        jobs.push_back(agent::LiveJob{
-            .id = r.spec.job_id, .uid = r.spec.uid, .user = r.spec.user, .later_run = r.spec.restart_count > 0});
+        jobs.push_back(agent::LiveJob{.id = r.spec.job_id,
+                                      .uid = r.spec.uid,
+                                      .user = r.spec.user,
+                                      .later_run = r.spec.restart_count > 0});
         ids.insert(r.spec.job_id);
       }
     appliance_events_.keepOnly(ids);
@@ -404,9 +432,11 @@ void Daemon::startApplianceWatcher() {
     (void)manager_->applianceJobSeen(j.slurm_job_id, j);  // kNotFound: the job just ended
     maybeSurrogate(j);
     if (!applianceEventAllowed(j.slurm_job_id)) return;
-    log::info("appliance: job " + std::to_string(j.slurm_job_id) + ": " + j.id + " " + appliance::stateName(j.state) +
-              " (" + std::to_string(j.systems) + " CS-X)" +
-              (j.unreadable.empty() ? "" : "; its entry cannot be read (" + j.unreadable + "), so the job counts as using the appliance"));
+    log::info("appliance: job " + std::to_string(j.slurm_job_id) + ": " + j.id + " " +
+              appliance::stateName(j.state) + " (" + std::to_string(j.systems) + " CS-X)" +
+              (j.unreadable.empty() ? ""
+                                    : "; its entry cannot be read (" + j.unreadable +
+                                          "), so the job counts as using the appliance"));
     emitEvent(event::ApplianceJobChanged{
         .job_id = j.slurm_job_id,
         .appliance_job = j.id,
@@ -416,15 +446,18 @@ void Daemon::startApplianceWatcher() {
   };
   // Told once per entry while it stays listed.
   auto ignored = [](const appliance::ApplianceJob& j) {
-    const std::string who = j.uid >= 0 ? "user " + (j.user.empty() ? "" : "'" + j.user + "' ") + "(uid " + std::to_string(j.uid) + ")"
+    const std::string who = j.uid >= 0 ? "user " + (j.user.empty() ? "" : "'" + j.user + "' ") +
+                                             "(uid " + std::to_string(j.uid) + ")"
                             : !j.user.empty() ? "user '" + j.user + "'"
                                               : "a user the appliance does not name";
-    log::warning("appliance: job " + std::to_string(j.slurm_job_id) + ": " + (j.id.empty() ? "an appliance job" : j.id) +
-                 " of " + who + " carries this job's label but is not its user's: ignored");
+    log::warning("appliance: job " + std::to_string(j.slurm_job_id) + ": " +
+                 (j.id.empty() ? "an appliance job" : j.id) + " of " + who +
+                 " carries this job's label but is not its user's: ignored");
   };
   appliance_ = std::make_unique<agent::ApplianceWatcher>(
-      vendors_.appliance, std::chrono::duration_cast<std::chrono::milliseconds>(config_.appliance_poll_interval),
-      live, changed, jobClockNs, ignored);
+      vendors_.appliance,
+      std::chrono::duration_cast<std::chrono::milliseconds>(config_.appliance_poll_interval), live,
+      changed, jobClockNs, ignored);
   ctx_.appliance_jobs = [this](uint32_t id) { return appliance_->jobsOf(id); };
   ctx_.appliance_seconds = [this](uint32_t id) { return appliance_->secondsOf(id); };
   ctx_.jobs_changed = [this] { appliance_->poke(); };
@@ -440,10 +473,12 @@ Status Daemon::startMetrics() {
   metrics_->watchJobs([this] { return double(manager_->stats().jobs); });
   metrics_->watchSpool([this] { return double(outbox_->stats().backlog); },
                        [this] { return double(outbox_->stats().spooled_bytes); });
-  auto endpoint = metrics::HttpEndpoint::start(*config_.metrics_address,
-                                               [m = metrics_.get()](metrics::Format f) { return m->registry.render(f); });
+  auto endpoint = metrics::HttpEndpoint::start(
+      *config_.metrics_address,
+      [m = metrics_.get()](metrics::Format f) { return m->registry.render(f); });
   if (!endpoint.ok())
-    return Error(endpoint.error().code(), "MetricsAddress in " + options_.config_path + ": " + endpoint.error().message());
+    return Error(endpoint.error().code(),
+                 "MetricsAddress in " + options_.config_path + ": " + endpoint.error().message());
   metrics_http_ = std::move(*endpoint);
   log::info("metrics: served at http://" + *config_.metrics_address + "/metrics");
   return okStatus();
@@ -456,7 +491,8 @@ Status Daemon::startEventRelay() {
   RelayOptions o;
   o.endpoint = *config_.aggregator_query_address;
   auto server = event::loadPublicKey(config_.aggregator_public_key_file);
-  if (!server.ok()) return server.error().context("AggregatorPublicKeyFile in " + options_.config_path);
+  if (!server.ok())
+    return server.error().context("AggregatorPublicKeyFile in " + options_.config_path);
   o.server_public_key = *server;
   auto mine = event::loadSecretKey(config_.node_key_file);
   if (!mine.ok()) return mine.error().context("NodeKeyFile in " + options_.config_path);
@@ -476,8 +512,10 @@ Status Daemon::startLimitEnforcer() {
     emitEvent(e);
   };
   actions.now = jobClockNs;
-  if (vendors_.appliance) actions.cancel_appliance = [this](uint32_t id) { cancelApplianceJobs(id); };
-  const int64_t grace_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(config_.appliance_kill_grace).count();
+  if (vendors_.appliance)
+    actions.cancel_appliance = [this](uint32_t id) { cancelApplianceJobs(id); };
+  const int64_t grace_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(config_.appliance_kill_grace).count();
   limits_ = std::make_unique<LimitEnforcer>(*manager_, grace_ns, std::move(actions));
   return limits_->start().context("appliance limits");
 }
@@ -490,18 +528,21 @@ void Daemon::cancelApplianceJobs(uint32_t job_id) {
   std::thread([client = vendors_.appliance, job_id, uid = rec->spec.uid, user = rec->spec.user] {
     auto jobs = client->jobs();
     if (!jobs.ok()) {
-      log::error("limit: job " + std::to_string(job_id) + ": appliance jobs not cancelled: " + jobs.error().message());
+      log::error("limit: job " + std::to_string(job_id) +
+                 ": appliance jobs not cancelled: " + jobs.error().message());
       return;
     }
     // Only the job's own: another user's appliance job is not this job's to
     // end, whatever its label. One that cannot be read is cancelled if it
     // can be named (cancelling an ended job changes nothing).
     for (const auto& j : *jobs) {
-      if (j.slurm_job_id != job_id || !appliance::ownedBy(j, uid, user) || !appliance::isValidJobId(j.id) ||
-          (j.unreadable.empty() && appliance::isFinal(j.state)))
+      if (j.slurm_job_id != job_id || !appliance::ownedBy(j, uid, user) ||
+          !appliance::isValidJobId(j.id) || (j.unreadable.empty() && appliance::isFinal(j.state)))
         continue;
       auto s = client->cancel(j.id);
-      if (!s.ok()) log::error("limit: job " + std::to_string(job_id) + ": cancel " + j.id + ": " + s.error().message());
+      if (!s.ok())
+        log::error("limit: job " + std::to_string(job_id) + ": cancel " + j.id + ": " +
+                   s.error().message());
     }
   }).detach();
   if (appliance_) appliance_->poke();
@@ -516,7 +557,8 @@ void Daemon::startSurrogateSteps() {
   o.config_path = options_.config_path;
   if (const char* conf = std::getenv("SLURM_CONF")) o.slurm_conf = conf;
   surrogates_ = std::make_unique<SurrogateSteps>(
-      std::move(o), [this](const SurrogateSpec& spec, int status) { surrogateEnded(spec, status); });
+      std::move(o),
+      [this](const SurrogateSpec& spec, int status) { surrogateEnded(spec, status); });
 }
 
 // A surrogate step once per appliance job, also across restarts, made by the
@@ -527,25 +569,32 @@ void Daemon::maybeSurrogate(const appliance::ApplianceJob& j) {
   if (!rec || !wantsSurrogate(*rec, j)) return;
   auto claimed = manager_->claimSurrogate(j.slurm_job_id, j.id);
   if (!claimed.ok() && claimed.error().code() != ErrorCode::kNotFound)
-    log::warning("surrogate: job " + std::to_string(j.slurm_job_id) + ": no step for " + j.id + ": " +
-                 claimed.error().message());
+    log::warning("surrogate: job " + std::to_string(j.slurm_job_id) + ": no step for " + j.id +
+                 ": " + claimed.error().message());
   if (!claimed.ok() || !*claimed) return;
-  SurrogateSpec spec{.job_id = j.slurm_job_id, .uid = rec->spec.uid, .gid = rec->spec.gid, .user = rec->spec.user,
-                     .appliance_job = j.id, .step_name = surrogateStepName(j)};
-  log::info("surrogate: job " + std::to_string(j.slurm_job_id) + ": step " + spec.step_name + " started");
+  SurrogateSpec spec{.job_id = j.slurm_job_id,
+                     .uid = rec->spec.uid,
+                     .gid = rec->spec.gid,
+                     .user = rec->spec.user,
+                     .appliance_job = j.id,
+                     .step_name = surrogateStepName(j)};
+  log::info("surrogate: job " + std::to_string(j.slurm_job_id) + ": step " + spec.step_name +
+            " started");
   surrogates_->launch(spec);
 }
 
 // srun ended. If the appliance job still runs, Slurm ended the step (scancel
 // of the step or the job, the job's time limit): the appliance job goes too.
 void Daemon::surrogateEnded(const SurrogateSpec& spec, int status) {
-  const std::string who = "surrogate: job " + std::to_string(spec.job_id) + ": step " + spec.step_name + ": ";
+  const std::string who =
+      "surrogate: job " + std::to_string(spec.job_id) + ": step " + spec.step_name + ": ";
   {
     std::lock_guard<std::mutex> g(surrogate_mu_);
     // A waiter that never reported means srun did not make the step (Slurm
     // refused it): the appliance job is not the step's to end.
     if (surrogate_started_.erase(spec.appliance_job) == 0) {
-      log::error(who + "srun ended (wait status " + std::to_string(status) + ") before the step started");
+      log::error(who + "srun ended (wait status " + std::to_string(status) +
+                 ") before the step started");
       return;
     }
   }
@@ -557,8 +606,10 @@ void Daemon::surrogateEnded(const SurrogateSpec& spec, int status) {
   for (const auto& j : *jobs) {
     if (j.id != spec.appliance_job || appliance::isFinal(j.state)) continue;
     auto s = vendors_.appliance->cancel(j.id);
-    log::warning(who + "ended by Slurm (wait status " + std::to_string(status) + ") while " + j.id + " was " +
-                 appliance::stateName(j.state) + (s.ok() ? "; appliance job cancelled" : "; cancel failed: " + s.error().message()));
+    log::warning(
+        who + "ended by Slurm (wait status " + std::to_string(status) + ") while " + j.id +
+        " was " + appliance::stateName(j.state) +
+        (s.ok() ? "; appliance job cancelled" : "; cancel failed: " + s.error().message()));
     if (appliance_) appliance_->poke();
   }
 }
@@ -567,7 +618,8 @@ void Daemon::surrogateEnded(const SurrogateSpec& spec, int status) {
 bool Daemon::applianceEventAllowed(uint32_t job_id) {
   auto take = appliance_events_.take(job_id);
   if (take == agent::PerJobCap::Take::kFirstRefused)
-    log::warning("appliance: job " + std::to_string(job_id) + ": " + std::to_string(agent::kMaxApplianceEventsPerJob) +
+    log::warning("appliance: job " + std::to_string(job_id) + ": " +
+                 std::to_string(agent::kMaxApplianceEventsPerJob) +
                  " events of its appliance jobs and surrogate steps streamed; no more are");
   return take == agent::PerJobCap::Take::kAllowed;
 }
@@ -577,8 +629,8 @@ bool Daemon::applianceEventAllowed(uint32_t job_id) {
 void Daemon::emitEvent(const event::Event& e) {
   auto s = outbox_->publish(e);
   if (!s.ok())
-    log::warning(std::string("events: ") + event::kindName(e) + " of job " + std::to_string(event::jobIdOf(e)) +
-                 " not spooled: " + s.error().message());
+    log::warning(std::string("events: ") + event::kindName(e) + " of job " +
+                 std::to_string(event::jobIdOf(e)) + " not spooled: " + s.error().message());
 }
 
 void Daemon::armStatusTimer(std::chrono::nanoseconds after) {
@@ -597,8 +649,10 @@ void Daemon::onStatusDirty() {
   (void)!read(wake_fd_, &n, sizeof n);
   if (status_timer_armed_) return;
   auto since = std::chrono::steady_clock::now() - last_status_;
-  if (since >= 1s) publishStatus();
-  else armStatusTimer(1s - since);
+  if (since >= 1s)
+    publishStatus();
+  else
+    armStatusTimer(1s - since);
 }
 
 void Daemon::publishStatus() {
@@ -607,7 +661,8 @@ void Daemon::publishStatus() {
   last_status_ = std::chrono::steady_clock::now();
   auto st = manager_->stats();
   notify::status(std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
-                 std::to_string(st.devices_total) + " devices in use; " + event::describe(outbox_->stats()) +
+                 std::to_string(st.devices_total) + " devices in use; " +
+                 event::describe(outbox_->stats()) +
                  (st.last_errors.empty() ? "" : "; last error: " + st.last_errors.back()));
 }
 
@@ -672,9 +727,13 @@ int Daemon::run() {
       } else if (fd == signal_fd_) {
         signalfd_siginfo si{};
         while (read(signal_fd_, &si, sizeof(si)) == sizeof(si)) {
-          if (si.ssi_signo == SIGHUP) { reload(); continue; }
+          if (si.ssi_signo == SIGHUP) {
+            reload();
+            continue;
+          }
           notify::stopping();
-          log::info("stop: signal " + std::to_string(si.ssi_signo) + "; jobs stay recorded for the next start");
+          log::info("stop: signal " + std::to_string(si.ssi_signo) +
+                    "; jobs stay recorded for the next start");
           metrics_http_.reset();  // its scrapes read the outbox, which shuts down below
           drain();
           {
@@ -689,7 +748,8 @@ int Daemon::run() {
           auto last = outbox_->shutdown();
           if (last.lost_at_shutdown > 0)
             log::warning("stop: " + std::to_string(last.lost_at_shutdown) +
-                         " job event(s) held for want of spool space are lost; " + event::describe(last));
+                         " job event(s) held for want of spool space are lost; " +
+                         event::describe(last));
           return 0;
         }
       }

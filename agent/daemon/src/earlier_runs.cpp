@@ -21,7 +21,8 @@ Result<int64_t> earlierRunsUsedNs(std::string_view sacct_output) {
   while (!sacct_output.empty()) {
     const size_t end = sacct_output.find('\n');
     std::string_view line = sacct_output.substr(0, end);
-    sacct_output = end == std::string_view::npos ? std::string_view() : sacct_output.substr(end + 1);
+    sacct_output =
+        end == std::string_view::npos ? std::string_view() : sacct_output.substr(end + 1);
     const std::string segment = aggregator::extractAccelSegment(line);
     if (segment.empty()) continue;
     auto j = nlohmann::json::parse(segment, nullptr, /*allow_exceptions=*/false);
@@ -31,7 +32,8 @@ Result<int64_t> earlierRunsUsedNs(std::string_view sacct_output) {
     const uint64_t s = std::min(it->get<uint64_t>(), kMaxSeconds);
     best = std::max(best, static_cast<int64_t>(s) * 1'000'000'000);
   }
-  if (best < 0) return Error(ErrorCode::kNotFound, "no summary of the job's earlier runs in accounting yet");
+  if (best < 0)
+    return Error(ErrorCode::kNotFound, "no summary of the job's earlier runs in accounting yet");
   return best;
 }
 

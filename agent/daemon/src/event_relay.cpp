@@ -4,8 +4,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <list>
 #include <map>
 #include <mutex>
@@ -34,18 +34,20 @@ struct RelayedCall {
   uint64_t ask_id = 0;  // the ask in flight; 0: none
   bool held = false;    // ... and it asked to be held
   Clock::time_point asked_at;
-  bool more = false;    // the last answer said more events are recorded already
+  bool more = false;  // the last answer said more events are recorded already
   std::optional<std::vector<uint8_t>> unsent;  // a reply the caller has not taken yet
-  bool last = false;    // close once `unsent` is taken
+  bool last = false;                           // close once `unsent` is taken
 };
 
-std::vector<uint8_t> linesReply(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* lines, bool done) {
+std::vector<uint8_t> linesReply(
+    const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* lines, bool done) {
   flatbuffers::FlatBufferBuilder fbb(1024);
   std::vector<flatbuffers::Offset<flatbuffers::String>> texts;
   if (lines)
     for (const auto* l : *lines) texts.push_back(fbb.CreateString(l->string_view()));
   auto body = control::CreateEventLines(fbb, fbb.CreateVector(texts), done);
-  fbb.Finish(control::CreateReply(fbb, control::Outcome::Ok, 0, control::ReplyBody::EventLines, body.Union()));
+  fbb.Finish(control::CreateReply(fbb, control::Outcome::Ok, 0, control::ReplyBody::EventLines,
+                                  body.Union()));
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
@@ -59,7 +61,7 @@ struct EventRelay::Impl {
   std::atomic<bool> stop{false};
   std::thread thread;
   std::list<RelayedCall> callers;  // this thread's
-  mutable std::mutex mu;      // guards incoming and the counts below
+  mutable std::mutex mu;           // guards incoming and the counts below
   std::vector<RelayedCall> incoming;
   size_t active = 0;
   std::map<uid_t, size_t> per_uid;
@@ -78,9 +80,11 @@ struct EventRelay::Impl {
   void run() {
     while (!stop) {
       takeIncoming();
-      std::vector<zmq::pollitem_t> items{{dealer.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, wake_fd, ZMQ_POLLIN, 0}};
+      std::vector<zmq::pollitem_t> items{{dealer.handle(), 0, ZMQ_POLLIN, 0},
+                                         {nullptr, wake_fd, ZMQ_POLLIN, 0}};
       for (const auto& c : callers)
-        items.push_back({nullptr, c.conn.fd(), short(ZMQ_POLLIN | (c.unsent ? ZMQ_POLLOUT : 0)), 0});
+        items.push_back(
+            {nullptr, c.conn.fd(), short(ZMQ_POLLIN | (c.unsent ? ZMQ_POLLOUT : 0)), 0});
       // Idle (no caller) it waits for a caller only; else at most a second,
       // for the asks' time limits.
       zmq::poll(items.data(), items.size(), std::chrono::milliseconds(callers.empty() ? -1 : 1000));
@@ -129,12 +133,14 @@ struct EventRelay::Impl {
     it->ask_id = ++next_id;
     it->held = held;
     it->asked_at = Clock::now();
-    auto a = q::CreateEventsAskDirect(fbb, it->ask_id, it->call.job_id, it->uid, it->admin, it->after_row,
-                                      it->call.node.empty() ? nullptr : it->call.node.c_str(), it->call.json, held);
+    auto a = q::CreateEventsAskDirect(
+        fbb, it->ask_id, it->call.job_id, it->uid, it->admin, it->after_row,
+        it->call.node.empty() ? nullptr : it->call.node.c_str(), it->call.json, held);
     fbb.Finish(q::CreateMessage(fbb, q::Body::EventsAsk, a.Union()), q::MessageIdentifier());
     // Queued while the link is down (up to the high-water mark); an answer
     // that does not come in time is handled by expireAsks().
-    (void)dealer.send(zmq::buffer(fbb.GetBufferPointer(), fbb.GetSize()), zmq::send_flags::dontwait);
+    (void)dealer.send(zmq::buffer(fbb.GetBufferPointer(), fbb.GetSize()),
+                      zmq::send_flags::dontwait);
   }
 
   void receiveAnswers() {
@@ -150,7 +156,8 @@ struct EventRelay::Impl {
       if (m.more() || !q::MessageBufferHasIdentifier(data) || !q::VerifyMessageBuffer(v)) continue;
       const auto* a = q::GetMessage(data)->body_as_EventsAnswer();
       if (!a || a->id() == 0) continue;
-      auto it = std::find_if(callers.begin(), callers.end(), [&](const RelayedCall& c) { return c.ask_id == a->id(); });
+      auto it = std::find_if(callers.begin(), callers.end(),
+                             [&](const RelayedCall& c) { return c.ask_id == a->id(); });
       if (it == callers.end()) continue;  // its caller left, or it came too late
       it->ask_id = 0;
       if (a->outcome() != q::Outcome::Ok) {
@@ -177,30 +184,35 @@ struct EventRelay::Impl {
   // Sends the caller its reply if its socket has room; then the next ask, or
   // the end of the call.
   void deliver(std::list<RelayedCall>::iterator it) {
-    auto sent = ipc::sendMessage(it->conn, it->unsent->data(), it->unsent->size(), std::chrono::milliseconds(0));
+    auto sent = ipc::sendMessage(it->conn, it->unsent->data(), it->unsent->size(),
+                                 std::chrono::milliseconds(0));
     if (!sent.ok()) {
       if (sent.error().code() == ErrorCode::kTimeout) return;  // full: POLLOUT says when
       drop(it);
       return;
     }
     it->unsent.reset();
-    if (it->last) drop(it);
-    else ask(it, it->call.follow && !it->more);
+    if (it->last)
+      drop(it);
+    else
+      ask(it, it->call.follow && !it->more);
   }
 
   void expireAsks() {
     const auto now = Clock::now();
     for (auto it = callers.begin(); it != callers.end();) {
       auto next = std::next(it);
-      const auto limit = options.answer_timeout + (it->held ? options.hold_timeout : std::chrono::milliseconds(0));
+      const auto limit =
+          options.answer_timeout + (it->held ? options.hold_timeout : std::chrono::milliseconds(0));
       if (it->ask_id != 0 && now - it->asked_at > limit) {
         if (it->call.follow) {
           ask(it, it->held);  // the link may be back by now; the late answer is ignored
         } else {
           it->ask_id = 0;
-          it->unsent = errorReply(static_cast<uint8_t>(control::Outcome::Busy),
-                                  "the aggregator at " + options.endpoint + " did not answer within " +
-                                      std::to_string(options.answer_timeout.count() / 1000) + " s");
+          it->unsent =
+              errorReply(static_cast<uint8_t>(control::Outcome::Busy),
+                         "the aggregator at " + options.endpoint + " did not answer within " +
+                             std::to_string(options.answer_timeout.count() / 1000) + " s");
           it->last = true;
           deliver(it);
         }
@@ -242,7 +254,8 @@ Result<std::unique_ptr<EventRelay>> EventRelay::start(const RelayOptions& o) {
     d.set(zmq::sockopt::maxmsgsize, int64_t{64 * 1024});
     d.connect(o.endpoint);
   } catch (const zmq::error_t& e) {
-    return Error(ErrorCode::kInvalidArgument, "AggregatorQueryAddress " + o.endpoint + ": " + e.what());
+    return Error(ErrorCode::kInvalidArgument,
+                 "AggregatorQueryAddress " + o.endpoint + ": " + e.what());
   }
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] {
@@ -277,8 +290,9 @@ void EventRelay::adopt(ipc::Socket conn, uid_t uid, bool admin, const EventsCall
     if (!admin && m.per_uid[uid] == 0) m.per_uid.erase(uid);
   }
   auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy),
-                          "too many events calls on this node now (" + std::to_string(m.options.max_calls_per_uid) +
-                              " per user, " + std::to_string(m.options.max_calls) + " in all); try again later");
+                          "too many events calls on this node now (" +
+                              std::to_string(m.options.max_calls_per_uid) + " per user, " +
+                              std::to_string(m.options.max_calls) + " in all); try again later");
   (void)ipc::sendMessage(conn, reply.data(), reply.size(), std::chrono::milliseconds(0));
 }
 

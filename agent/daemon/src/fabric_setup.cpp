@@ -6,8 +6,8 @@
 
 #include <cerrno>
 #include <fstream>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include "accel/fabric/ipv4.h"
 #include "accel/fabric/netlink_links.h"
@@ -20,7 +20,8 @@ std::vector<std::string> splitList(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string_view item = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+    std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (!item.empty()) out.emplace_back(item);
@@ -69,7 +70,9 @@ OpenedLinks openLinks(const std::string& netns) {
     return out;
   }
   if (netns.find('/') != std::string::npos || netns == "." || netns == "..")
-    return {Error(ErrorCode::kInvalidArgument, "FabricNetns: '" + netns + "' is not a namespace name"), ""};
+    return {
+        Error(ErrorCode::kInvalidArgument, "FabricNetns: '" + netns + "' is not a namespace name"),
+        ""};
   std::thread([&] {
     std::string path = "/run/netns/" + netns;
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -91,7 +94,8 @@ OpenedLinks openLinks(const std::string& netns) {
 
 }  // namespace
 
-Result<std::unique_ptr<agent::FabricStep>> makeFabricStep(const AccelConfig& c, topo::NodeTopology topology) {
+Result<std::unique_ptr<agent::FabricStep>> makeFabricStep(const AccelConfig& c,
+                                                          topo::NodeTopology topology) {
   fabric::FabricConfig fc;
   fc.interfaces = splitList(c.fabric_interfaces);
   fc.mtu = static_cast<uint32_t>(c.fabric_mtu);
@@ -112,8 +116,8 @@ Result<std::unique_ptr<agent::FabricStep>> makeFabricStep(const AccelConfig& c, 
     avoid.push_back(opened.default_route_if);
   }
   auto configured = fc.interfaces;
-  auto choose = [topology = std::move(topology), configured, avoid](const agent::JobRecord& job)
-      -> Result<std::vector<std::string>> {
+  auto choose = [topology = std::move(topology), configured,
+                 avoid](const agent::JobRecord& job) -> Result<std::vector<std::string>> {
     // Jobs without accelerators get no fabric.
     if (job.devices.empty() && job.spec.ipus == 0) return std::vector<std::string>{};
     std::vector<unsigned> accels(job.devices.begin(), job.devices.end());

@@ -34,7 +34,8 @@ agent::Inventory buildInventory(const topo::NodeTopology& t, std::string source)
     for (const auto& c : nics) {
       const auto& nic = t.nics[c.nic];
       d.nearest_nics.push_back(!nic.netdev.empty() ? nic.netdev : nic.rdma_device.value_or(""));
-      if (c.distance == nics.front().distance && nic.rdma_device) d.nearest_rdma.push_back(*nic.rdma_device);
+      if (c.distance == nics.front().distance && nic.rdma_device)
+        d.nearest_rdma.push_back(*nic.rdma_device);
     }
     inv.nic_distance.push_back(nics.empty() ? topo::distanceRank(topo::Distance::kOtherSocket) + 1
                                             : topo::distanceRank(nics.front().distance));
@@ -44,8 +45,8 @@ agent::Inventory buildInventory(const topo::NodeTopology& t, std::string source)
   inv.device_distance.assign(n, std::vector<int>(n, 0));
   for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < n; ++j)
-      inv.device_distance[i][j] =
-          topo::distanceRank(topo::distance(t.accelerators[i].locality, t.accelerators[j].locality));
+      inv.device_distance[i][j] = topo::distanceRank(
+          topo::distance(t.accelerators[i].locality, t.accelerators[j].locality));
   return inv;
 }
 

@@ -53,7 +53,8 @@ Status LimitEnforcer::start() {
   sched_param prio{};
   prio.sched_priority = 1;
   if (pthread_setschedparam(thread_.native_handle(), SCHED_FIFO, &prio) != 0)
-    log::info("limit: no real-time priority for the limit thread; deadlines may slip on a busy node");
+    log::info(
+        "limit: no real-time priority for the limit thread; deadlines may slip on a busy node");
   return okStatus();
 }
 
@@ -85,7 +86,8 @@ void LimitEnforcer::armLocked() {
   int64_t next = 0;
   for (auto& rec : pending_) {
     overlayLocked(rec);
-    int64_t t = agent::limitTimes(rec.budget, agent::limitPolicy(rec.spec, grace_ns_), now).earliest();
+    int64_t t =
+        agent::limitTimes(rec.budget, agent::limitPolicy(rec.spec, grace_ns_), now).earliest();
     if (t != 0 && (next == 0 || t < next)) next = t;
   }
   // Armed relative to now on CLOCK_BOOTTIME: a step of the wall clock after
@@ -154,7 +156,9 @@ void LimitEnforcer::actOnDue() {
       auto& mark = marks_[rec.spec.job_id];
       if (mark.ready_ns != rec.ready_ns) mark = Mark{rec.ready_ns, {}};
       auto& m = mark.taken;
-      (action == LimitAction::kWarn ? m.warned_ns : action == LimitAction::kEnforce ? m.enforced_ns : m.killed_ns) = now;
+      (action == LimitAction::kWarn      ? m.warned_ns
+       : action == LimitAction::kEnforce ? m.enforced_ns
+                                         : m.killed_ns) = now;
     }
     {
       std::lock_guard<std::mutex> g(report_mu_);
@@ -192,7 +196,8 @@ std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, LimitActi
   std::vector<agent::TaskRef> own;
   for (const auto& t : rec.tasks) {
     if (std::find(spared.begin(), spared.end(), t.step_id) != spared.end()) continue;
-    if (action == LimitAction::kWarn && (t.step_id == agent::kBatchStepId) != rec.spec.appliance_signal_batch)
+    if (action == LimitAction::kWarn &&
+        (t.step_id == agent::kBatchStepId) != rec.spec.appliance_signal_batch)
       continue;
     own.push_back(t);
   }
@@ -218,26 +223,31 @@ void LimitEnforcer::report(const Taken& t) {
   if (t.action == LimitAction::kWarn) {
     int64_t left = static_cast<int64_t>(limit_s) * 1'000'000'000 - used_ns - rec.budget.carried_ns;
     actions_.emit(event::TimeLimitWarning{
-        .job_id = id, .limit_s = limit_s, .remaining_s = static_cast<uint64_t>(std::max<int64_t>(0, left) / 1'000'000'000)});
-    log::info(who + "signal " + std::to_string(rec.spec.appliance_signal) + " sent to " + std::to_string(t.reached) +
-              " task(s) ahead of the appliance limit");
+        .job_id = id,
+        .limit_s = limit_s,
+        .remaining_s = static_cast<uint64_t>(std::max<int64_t>(0, left) / 1'000'000'000)});
+    log::info(who + "signal " + std::to_string(rec.spec.appliance_signal) + " sent to " +
+              std::to_string(t.reached) + " task(s) ahead of the appliance limit");
   } else if (t.action == LimitAction::kEnforce) {
     // Every node of the job reads the same appliance, so each reaches the
     // limit at once and stops its own tasks; the cancel is issued once, by
     // the job's leader.
     const bool leads = agent::leadsJob(rec.spec);
     if (actions_.cancel_appliance && leads) actions_.cancel_appliance(id);
-    actions_.emit(event::TimeLimitEnforced{
-        .job_id = id, .limit_s = limit_s, .used_s = static_cast<uint64_t>(used_ns / 1'000'000'000)});
-    log::warning(who + "appliance limit of " + std::to_string(limit_s) + " s reached: SIGTERM sent to " +
-                 std::to_string(t.reached) + " task(s) " + std::to_string(t.late_ns / 1000) +
-                 " us after the deadline" +
+    actions_.emit(
+        event::TimeLimitEnforced{.job_id = id,
+                                 .limit_s = limit_s,
+                                 .used_s = static_cast<uint64_t>(used_ns / 1'000'000'000)});
+    log::warning(who + "appliance limit of " + std::to_string(limit_s) +
+                 " s reached: SIGTERM sent to " + std::to_string(t.reached) + " task(s) " +
+                 std::to_string(t.late_ns / 1000) + " us after the deadline" +
                  (!actions_.cancel_appliance ? ""
                   : leads                    ? ", appliance jobs cancelled"
-                                             : "; the job's first node " + agent::jobLeader(rec.spec) +
-                                                   " cancels its appliance jobs"));
+                          : "; the job's first node " + agent::jobLeader(rec.spec) +
+                                " cancels its appliance jobs"));
   } else if (t.reached > 0) {
-    log::warning(who + "SIGKILL sent to " + std::to_string(t.reached) + " task(s) left after the grace period");
+    log::warning(who + "SIGKILL sent to " + std::to_string(t.reached) +
+                 " task(s) left after the grace period");
   }
 }
 

@@ -43,14 +43,17 @@ int printTopology(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      std::fputs("usage: accel-agentd --print-topology [--xml FILE] [--json]\n"
-                 "  print the node's topology as the agent sees it (from the live system, or\n"
-                 "  from the hwloc XML FILE), as a table or with --json as JSON, and exit\n",
-                 stdout);
+      std::fputs(
+          "usage: accel-agentd --print-topology [--xml FILE] [--json]\n"
+          "  print the node's topology as the agent sees it (from the live system, or\n"
+          "  from the hwloc XML FILE), as a table or with --json as JSON, and exit\n",
+          stdout);
       return 0;
     }
-    if (a == "--json") json = true;
-    else if (a == "--xml" && i + 1 < argc) opts.xml_path = argv[++i];
+    if (a == "--json")
+      json = true;
+    else if (a == "--xml" && i + 1 < argc)
+      opts.xml_path = argv[++i];
     else {
       std::fprintf(stderr, "accelctl: topology: unexpected argument '%s'\n", a.c_str());
       return 2;
@@ -114,8 +117,14 @@ int main(int argc, char** argv) {
       (void)flag;
       return argv[++i];
     };
-    if (a == "--help" || a == "-h") { std::fputs(kUsage, stdout); return 0; }
-    if (a == "--version") { std::printf("accel-agentd %s\n", ACCEL_VERSION); return 0; }
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "--version") {
+      std::printf("accel-agentd %s\n", ACCEL_VERSION);
+      return 0;
+    }
     if (a == "--config") {
       const char* v = value("--config");
       if (v == nullptr) return usageError("--config needs a file");
@@ -134,7 +143,10 @@ int main(int argc, char** argv) {
   }
   if (opts.config_path.empty()) {
     auto p = accel::defaultConfigPath(std::getenv("SLURM_CONF"), accel::kAccelConfName);
-    if (!p.ok()) { accel::log::error("start: " + p.error().message()); return 1; }
+    if (!p.ok()) {
+      accel::log::error("start: " + p.error().message());
+      return 1;
+    }
     opts.config_path = *p;
   }
   accel::agentd::Daemon daemon(opts);

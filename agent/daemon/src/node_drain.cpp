@@ -49,10 +49,13 @@ void NodeDrainer::run() {
     queue_.pop_front();
     busy_ = true;
     g.unlock();
-    Status s = drain_ ? drain_(p.node, p.reason) : Status(Error(ErrorCode::kUnsupported, "no way to drain"));
+    Status s = drain_ ? drain_(p.node, p.reason)
+                      : Status(Error(ErrorCode::kUnsupported, "no way to drain"));
     const std::string who = "drain: job " + std::to_string(p.job_id) + ": node " + p.node;
-    if (s.ok()) log::warning(who + " drained: " + p.reason);
-    else log::error(who + " not drained (" + p.reason + "): " + s.error().message());
+    if (s.ok())
+      log::warning(who + " drained: " + p.reason);
+    else
+      log::error(who + " not drained (" + p.reason + "): " + s.error().message());
     if (done_) done_(p.job_id, p.node, s);
     g.lock();
     busy_ = false;

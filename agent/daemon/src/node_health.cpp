@@ -34,8 +34,8 @@ void NodeHealth::setCallTimer(CallTimer timer) {
   timer_ = std::move(timer);
 }
 
-void NodeHealth::controllerCalled(const std::string& name, const std::string& call, const Status& outcome,
-                                  double seconds) {
+void NodeHealth::controllerCalled(const std::string& name, const std::string& call,
+                                  const Status& outcome, double seconds) {
   const int64_t now = now_();
   CallTimer timer;
   {
@@ -46,7 +46,8 @@ void NodeHealth::controllerCalled(const std::string& name, const std::string& ca
   if (timer && seconds >= 0) timer(name, outcome.ok(), seconds);
 }
 
-void NodeHealth::record(const std::string& name, const std::string& call, const Status& outcome, int64_t now) {
+void NodeHealth::record(const std::string& name, const std::string& call, const Status& outcome,
+                        int64_t now) {
   auto& c = controllers_[name];
   c.name = name;
   c.call = call;
@@ -54,8 +55,10 @@ void NodeHealth::record(const std::string& name, const std::string& call, const 
   c.ok = outcome.ok();
   c.error = outcome.ok() ? "" : outcome.error().message();
   ++c.calls;
-  if (outcome.ok()) c.last_ok_ns = now;
-  else ++c.failures;
+  if (outcome.ok())
+    c.last_ok_ns = now;
+  else
+    ++c.failures;
 }
 
 void NodeHealth::nodeFault(const std::string& message) {
@@ -65,7 +68,9 @@ void NodeHealth::nodeFault(const std::string& message) {
   while (errors_.size() > kMaxErrors) errors_.pop_front();
 }
 
-void NodeHealth::configFault(const std::string& message) { nodeFault("configuration fault: " + message); }
+void NodeHealth::configFault(const std::string& message) {
+  nodeFault("configuration fault: " + message);
+}
 
 HealthSnapshot NodeHealth::snapshot() const {
   std::lock_guard<std::mutex> g(mu_);
@@ -95,7 +100,8 @@ Status reached(const Status& s) {
 
 class WatchedPartitionController : public ipu::PartitionController {
  public:
-  WatchedPartitionController(std::shared_ptr<ipu::PartitionController> inner, std::shared_ptr<NodeHealth> health)
+  WatchedPartitionController(std::shared_ptr<ipu::PartitionController> inner,
+                             std::shared_ptr<NodeHealth> health)
       : inner_(std::move(inner)), health_(std::move(health)) {
     health_->addController("vipu", inner_->describe());
   }
@@ -114,7 +120,8 @@ class WatchedPartitionController : public ipu::PartitionController {
   Result<std::vector<ipu::GcdConfig>> ipuofConfigs(const std::string& name) override {
     CallWatch w;
     auto r = inner_->ipuofConfigs(name);
-    health_->controllerCalled("vipu", "get " + name, reached(r.ok() ? okStatus() : Status(r.error())), w.seconds());
+    health_->controllerCalled("vipu", "get " + name,
+                              reached(r.ok() ? okStatus() : Status(r.error())), w.seconds());
     return r;
   }
   std::string describe() const override { return inner_->describe(); }
@@ -126,14 +133,16 @@ class WatchedPartitionController : public ipu::PartitionController {
 
 class WatchedApplianceClient : public appliance::ApplianceClient {
  public:
-  WatchedApplianceClient(std::shared_ptr<appliance::ApplianceClient> inner, std::shared_ptr<NodeHealth> health)
+  WatchedApplianceClient(std::shared_ptr<appliance::ApplianceClient> inner,
+                         std::shared_ptr<NodeHealth> health)
       : inner_(std::move(inner)), health_(std::move(health)) {
     health_->addController("appliance", inner_->describe());
   }
   Result<std::vector<appliance::ApplianceJob>> jobs() override {
     CallWatch w;
     auto r = inner_->jobs();
-    health_->controllerCalled("appliance", "get jobs", r.ok() ? okStatus() : Status(r.error()), w.seconds());
+    health_->controllerCalled("appliance", "get jobs", r.ok() ? okStatus() : Status(r.error()),
+                              w.seconds());
     return r;
   }
   Status cancel(const std::string& id) override {
@@ -151,14 +160,14 @@ class WatchedApplianceClient : public appliance::ApplianceClient {
 
 }  // namespace
 
-std::shared_ptr<ipu::PartitionController> watchCalls(std::shared_ptr<ipu::PartitionController> inner,
-                                                     std::shared_ptr<NodeHealth> health) {
+std::shared_ptr<ipu::PartitionController> watchCalls(
+    std::shared_ptr<ipu::PartitionController> inner, std::shared_ptr<NodeHealth> health) {
   if (!inner) return inner;
   return std::make_shared<WatchedPartitionController>(std::move(inner), std::move(health));
 }
 
-std::shared_ptr<appliance::ApplianceClient> watchCalls(std::shared_ptr<appliance::ApplianceClient> inner,
-                                                       std::shared_ptr<NodeHealth> health) {
+std::shared_ptr<appliance::ApplianceClient> watchCalls(
+    std::shared_ptr<appliance::ApplianceClient> inner, std::shared_ptr<NodeHealth> health) {
   if (!inner) return inner;
   return std::make_shared<WatchedApplianceClient>(std::move(inner), std::move(health));
 }

@@ -1,17 +1,15 @@
 #include "accel/agentd/slurm_jobs.h"
 
 #include <slurm/slurm_errno.h>
-
-#include "accel/slurm/slurm_compat.h"
-
 #include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "accel/exec/client_process.h"
-#include <string>
+#include "accel/slurm/slurm_compat.h"
 
 namespace accel::agentd {
 namespace {
@@ -31,7 +29,8 @@ void initSlurm() {
 // the message is freed). kNotFound for a job slurmctld does not know,
 // kUnavailable when it cannot answer.
 template <typename F>
-auto withJob(uint32_t job_id, F use) -> Result<decltype(use(std::declval<const slurm_job_info_t&>()))> {
+auto withJob(uint32_t job_id, F use)
+    -> Result<decltype(use(std::declval<const slurm_job_info_t&>()))> {
   std::lock_guard<std::mutex> g(slurmMutex());
   initSlurm();
   job_info_msg_t* msg = nullptr;
@@ -61,7 +60,9 @@ Result<std::string> askChild(const std::string& agentd_path, const char* flag, u
   call.max_output = 4096;
   auto r = exec::runClient(call);
   ACCEL_TRY(r);
-  if (!r->succeeded()) return Error(ErrorCode::kUnavailable, what + " of job " + std::to_string(job_id) + ": " + r->describe());
+  if (!r->succeeded())
+    return Error(ErrorCode::kUnavailable,
+                 what + " of job " + std::to_string(job_id) + ": " + r->describe());
   return r->out;
 }
 
@@ -80,7 +81,8 @@ JobPresence presenceFromState(uint32_t job_state) {
 }
 
 Result<JobPresence> jobPresence(uint32_t job_id) {
-  auto p = withJob(job_id, [](const slurm_job_info_t& j) { return presenceFromState(j.job_state); });
+  auto p =
+      withJob(job_id, [](const slurm_job_info_t& j) { return presenceFromState(j.job_state); });
   if (!p.ok() && p.error().code() == ErrorCode::kNotFound) return JobPresence::kUnknown;
   return p;
 }
@@ -108,14 +110,15 @@ Status drainNode(const std::string& node, const std::string& reason) {
   msg.reason_uid = getuid();
   if (slurm_update_node(&msg) == SLURM_SUCCESS) return okStatus();
   int err = errno;
-  ErrorCode code = err == ESLURM_INVALID_NODE_NAME                                  ? ErrorCode::kNotFound
-                   : err == ESLURM_USER_ID_MISSING || err == ESLURM_ACCESS_DENIED ? ErrorCode::kPermissionDenied
-                                                                                  : ErrorCode::kUnavailable;
+  ErrorCode code = err == ESLURM_INVALID_NODE_NAME ? ErrorCode::kNotFound
+                   : err == ESLURM_USER_ID_MISSING || err == ESLURM_ACCESS_DENIED
+                       ? ErrorCode::kPermissionDenied
+                       : ErrorCode::kUnavailable;
   return Error(code, "slurmctld: drain " + node + ": " + slurm_strerror(err));
 }
 
-Status drainNodeIsolated(const std::string& agentd_path, const std::string& node, const std::string& reason,
-                         std::chrono::milliseconds timeout) {
+Status drainNodeIsolated(const std::string& agentd_path, const std::string& node,
+                         const std::string& reason, std::chrono::milliseconds timeout) {
   exec::ClientCall call;
   call.argv = {agentd_path, "--drain-node", node, reason};
   call.inherit_environment = true;
@@ -123,7 +126,8 @@ Status drainNodeIsolated(const std::string& agentd_path, const std::string& node
   call.max_output = 4096;
   auto r = exec::runClient(call);
   ACCEL_TRY(r);
-  if (!r->succeeded()) return Error(ErrorCode::kUnavailable, "drain " + node + ": " + r->describe());
+  if (!r->succeeded())
+    return Error(ErrorCode::kUnavailable, "drain " + node + ": " + r->describe());
   return okStatus();
 }
 

@@ -2,8 +2,9 @@
 
 #include <flatbuffers/flatbuffers.h>
 
-#include "accel/common/log.h"
 #include <thread>
+
+#include "accel/common/log.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::agentd {
@@ -13,7 +14,8 @@ namespace fb = accel::control;
 
 std::vector<uint8_t> epilogRequest(uint32_t job_id, uint32_t uid) {
   flatbuffers::FlatBufferBuilder fbb(128);
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest, fb::CreateEpilogRequest(fbb, job_id, uid).Union()),
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest,
+                               fb::CreateEpilogRequest(fbb, job_id, uid).Union()),
              fb::RequestIdentifier());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
@@ -21,8 +23,9 @@ std::vector<uint8_t> epilogRequest(uint32_t job_id, uint32_t uid) {
 // Finishes the epilog of a job that is over; counts the outcome.
 void clean(const HandlerContext& ctx, const agent::JobRecord& rec, StaleSweep& sweep) {
   const std::string job = "job " + std::to_string(rec.spec.job_id);
-  log::warning("stale jobs: " + job +
-               " is over in Slurm but its epilog never reached the agent; cleaning what its prolog made");
+  log::warning(
+      "stale jobs: " + job +
+      " is over in Slurm but its epilog never reached the agent; cleaning what its prolog made");
   auto bytes = epilogRequest(rec.spec.job_id, rec.spec.uid);
   auto reply = handleRequest(ctx, Caller{.uid = 0, .pid = 0}, bytes);
   const auto* r = flatbuffers::GetRoot<fb::Reply>(reply.data());
@@ -30,7 +33,8 @@ void clean(const HandlerContext& ctx, const agent::JobRecord& rec, StaleSweep& s
     ++sweep.cleaned;
   } else {
     ++sweep.failed;
-    log::error("stale jobs: " + job + ": cleaning failed: " + (r->message() ? r->message()->str() : ""));
+    log::error("stale jobs: " + job +
+               ": cleaning failed: " + (r->message() ? r->message()->str() : ""));
   }
 }
 
@@ -38,14 +42,16 @@ bool sleepFor(std::chrono::milliseconds d, const std::function<bool()>& stop) {
   auto end = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < end) {
     if (stop && stop()) return false;
-    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(d, std::chrono::milliseconds(100)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::milliseconds>(d, std::chrono::milliseconds(100)));
   }
   return !(stop && stop());
 }
 
 }  // namespace
 
-StaleSweep sweepStaleJobs(const HandlerContext& ctx, const PresenceFn& presence, const std::function<bool()>& stop,
+StaleSweep sweepStaleJobs(const HandlerContext& ctx, const PresenceFn& presence,
+                          const std::function<bool()>& stop,
                           std::chrono::milliseconds confirm_after,
                           const std::function<bool(std::chrono::milliseconds)>& sleep) {
   StaleSweep sweep;
@@ -56,17 +62,20 @@ StaleSweep sweepStaleJobs(const HandlerContext& ctx, const PresenceFn& presence,
     ++sweep.asked;
     auto p = presence(id);
     if (!p.ok()) {
-      log::warning("stale jobs: cannot ask slurmctld about job " + std::to_string(id) + " (" + p.error().message() +
-                   "); keeping every re-adopted job until its epilog comes");
+      log::warning("stale jobs: cannot ask slurmctld about job " + std::to_string(id) + " (" +
+                   p.error().message() + "); keeping every re-adopted job until its epilog comes");
       sweep.slurmctld_unavailable = true;
       return sweep;
     }
-    if (*p == JobPresence::kGone) clean(ctx, rec, sweep);
-    else if (*p == JobPresence::kUnknown) unknown.push_back(id);
+    if (*p == JobPresence::kGone)
+      clean(ctx, rec, sweep);
+    else if (*p == JobPresence::kUnknown)
+      unknown.push_back(id);
   }
   if (unknown.empty()) return sweep;
   log::info("stale jobs: slurmctld does not know " + std::to_string(unknown.size()) +
-            " re-adopted jobs; asking again in " + std::to_string(confirm_after.count() / 1000) + " s");
+            " re-adopted jobs; asking again in " + std::to_string(confirm_after.count() / 1000) +
+            " s");
   bool waited = sleep ? sleep(confirm_after) : sleepFor(confirm_after, stop);
   if (!waited) return sweep;
   for (uint32_t id : unknown) {
@@ -80,7 +89,8 @@ StaleSweep sweepStaleJobs(const HandlerContext& ctx, const PresenceFn& presence,
     }
     if (*p == JobPresence::kAlive) {
       ++sweep.unconfirmed;
-      log::warning("stale jobs: job " + std::to_string(id) + " was unknown to slurmctld, then alive; kept");
+      log::warning("stale jobs: job " + std::to_string(id) +
+                   " was unknown to slurmctld, then alive; kept");
       continue;
     }
     clean(ctx, *rec, sweep);

@@ -11,12 +11,12 @@
 
 #include <cerrno>
 #include <chrono>
-#include <limits>
-#include <sstream>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "accel/agent/job_nodes.h"
@@ -29,9 +29,11 @@ namespace accel::agentd {
 bool wantsSurrogate(const agent::JobRecord& rec, const appliance::ApplianceJob& job) {
   // A placeholder for an entry that could not be read stands for no job a step could follow.
   if (!appliance::isValidJobId(job.id) || !job.unreadable.empty()) return false;
-  if (job.state != appliance::ApplianceState::kRunning && !(appliance::isFinal(job.state) && job.start_ns > 0))
+  if (job.state != appliance::ApplianceState::kRunning &&
+      !(appliance::isFinal(job.state) && job.start_ns > 0))
     return false;
-  return rec.phase == agent::JobPhase::kReady && !rec.spec.user.empty() && agent::leadsJob(rec.spec);
+  return rec.phase == agent::JobPhase::kReady && !rec.spec.user.empty() &&
+         agent::leadsJob(rec.spec);
 }
 
 struct SurrogateSteps::Shared {
@@ -65,10 +67,12 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 // Forks and execs `argv` as the job's user. Everything the child needs is
 // prepared here: after fork only async-signal-safe calls are made.
-pid_t spawnAsUser(const SurrogateSpec& spec, std::vector<std::string> argv, std::vector<std::string> env) {
+pid_t spawnAsUser(const SurrogateSpec& spec, std::vector<std::string> argv,
+                  std::vector<std::string> env) {
   std::vector<gid_t> groups(64);
   int n = static_cast<int>(groups.size());
-  if (getgrouplist(spec.user.c_str(), spec.gid, groups.data(), &n) < 0) n = 0;  // too many: primary group only
+  if (getgrouplist(spec.user.c_str(), spec.gid, groups.data(), &n) < 0)
+    n = 0;  // too many: primary group only
   groups.resize(static_cast<size_t>(n));
   auto a = pointers(argv);
   auto e = pointers(env);
@@ -82,8 +86,8 @@ pid_t spawnAsUser(const SurrogateSpec& spec, std::vector<std::string> argv, std:
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
     for (int fd = 0; fd < 3; ++fd) dup2(null, fd);
-    if (setgroups(groups.size(), groups.data()) != 0 || setgid(spec.gid) != 0 || setuid(spec.uid) != 0 ||
-        (spec.uid != 0 && setuid(0) == 0) || chdir("/") != 0)
+    if (setgroups(groups.size(), groups.data()) != 0 || setgid(spec.gid) != 0 ||
+        setuid(spec.uid) != 0 || (spec.uid != 0 && setuid(0) == 0) || chdir("/") != 0)
       _exit(126);
     execve(a[0], a.data(), e.data());
     _exit(127);
@@ -106,11 +110,12 @@ std::vector<std::string> cmdline(pid_t pid) {
 }
 
 // Whether `args` is the srun of spec's step as surrogateArgv makes it.
-bool isSrunOf(const std::vector<std::string>& args, const SurrogateOptions& o, const SurrogateSpec& s) {
+bool isSrunOf(const std::vector<std::string>& args, const SurrogateOptions& o,
+              const SurrogateSpec& s) {
   const std::string job = std::to_string(s.job_id);
   const size_t n = args.size();
-  return n >= 5 && args[0] == o.srun && args[1] == "--jobid=" + job && args[n - 3] == "wait-appliance" &&
-         args[n - 2] == job && args[n - 1] == s.appliance_job;
+  return n >= 5 && args[0] == o.srun && args[1] == "--jobid=" + job &&
+         args[n - 3] == "wait-appliance" && args[n - 2] == job && args[n - 1] == s.appliance_job;
 }
 
 std::string readText(const std::string& path, size_t limit) {
@@ -153,7 +158,8 @@ ProcessFacts factsOf(pid_t pid) {
   auto ticks = spank::readStartTicks(pid);
   const long hz = sysconf(_SC_CLK_TCK);
   if (ticks.ok() && hz > 0)
-    f.start_ns = bootTimeNs() + static_cast<int64_t>(*ticks / static_cast<uint64_t>(hz)) * 1'000'000'000 +
+    f.start_ns = bootTimeNs() +
+                 static_cast<int64_t>(*ticks / static_cast<uint64_t>(hz)) * 1'000'000'000 +
                  static_cast<int64_t>(*ticks % static_cast<uint64_t>(hz)) * (1'000'000'000 / hz);
   f.cgroup = readText("/proc/" + std::to_string(pid) + "/cgroup", 4096);
   return f;
@@ -176,24 +182,26 @@ std::vector<pid_t> findSruns(const SurrogateOptions& o, const SurrogateSpec& s) 
 
 }  // namespace
 
-std::string whyNotSurrogateSrun(const ProcessFacts& p, const SurrogateOptions& options, const SurrogateSpec& spec,
-                                const AdoptCheck& check) {
+std::string whyNotSurrogateSrun(const ProcessFacts& p, const SurrogateOptions& options,
+                                const SurrogateSpec& spec, const AdoptCheck& check) {
   if (!isSrunOf(p.argv, options, spec)) return "not the step's srun command line";
   if (p.real_uid != spec.uid || p.effective_uid != spec.uid)
-    return "runs as uid " + std::to_string(p.real_uid) + "/" + std::to_string(p.effective_uid) + ", not the job user's " +
-           std::to_string(spec.uid);
+    return "runs as uid " + std::to_string(p.real_uid) + "/" + std::to_string(p.effective_uid) +
+           ", not the job user's " + std::to_string(spec.uid);
   if (p.start_ns <= 0) return "start time unknown";
   if (check.not_before_ns > 0 && p.start_ns < check.not_before_ns - kAdoptClockSlackNs)
     return "started before the job was ready here";
-  if (check.not_after_ns > 0 && p.start_ns > check.not_after_ns + kAdoptClockSlackNs) return "started after this daemon looked";
+  if (check.not_after_ns > 0 && p.start_ns > check.not_after_ns + kAdoptClockSlackNs)
+    return "started after this daemon looked";
   if (p.cgroup != check.cgroup) return "in another cgroup than the daemon's";
   return "";
 }
 
 std::vector<std::string> surrogateArgv(const SurrogateOptions& o, const SurrogateSpec& s) {
   const std::string job = std::to_string(s.job_id);
-  return {o.srun, "--jobid=" + job, "--overlap", "-J", s.step_name, "--ntasks=1", "--nodes=1", "--quiet",
-          o.accelctl, "--config", o.config_path, "wait-appliance", job, s.appliance_job};
+  return {o.srun,        "--jobid=" + job, "--overlap", "-J",           s.step_name,
+          "--ntasks=1",  "--nodes=1",      "--quiet",   o.accelctl,     "--config",
+          o.config_path, "wait-appliance", job,         s.appliance_job};
 }
 
 SurrogateSteps::SurrogateSteps(SurrogateOptions options, OnEnd on_end)
@@ -208,8 +216,8 @@ SurrogateSteps::~SurrogateSteps() {
 }
 
 void SurrogateSteps::launch(const SurrogateSpec& spec) {
-  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "USER=" + spec.user, "LOGNAME=" + spec.user,
-                                  "HOME=/"};
+  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "USER=" + spec.user,
+                                  "LOGNAME=" + spec.user, "HOME=/"};
   if (!options_.slurm_conf.empty()) env.push_back("SLURM_CONF=" + options_.slurm_conf);
   pid_t pid = spawnAsUser(spec, surrogateArgv(options_, spec), std::move(env));
   // One waiting thread per step: steps are few (one per appliance job) and
@@ -236,8 +244,9 @@ void SurrogateSteps::adopt(const SurrogateSpec& spec, int64_t ready_ns, bool gon
     // and a process that took the pid since the scan fails the checks.
     std::string why = whyNotSurrogateSrun(factsOf(pid), options_, spec, check);
     if (why.empty()) break;
-    log::warning("surrogate: job " + std::to_string(spec.job_id) + ": process " + std::to_string(pid) +
-                 " has the command line of the srun for " + spec.appliance_job + " but " + why + "; left alone");
+    log::warning("surrogate: job " + std::to_string(spec.job_id) + ": process " +
+                 std::to_string(pid) + " has the command line of the srun for " +
+                 spec.appliance_job + " but " + why + "; left alone");
     close(fd);
     fd = -1;
   }

@@ -31,11 +31,12 @@ Result<std::vector<std::string>> namesIn(const std::string& dir) {
 
 }  // namespace
 
-Result<std::unique_ptr<TrashRemover>> TrashRemover::create(std::vector<std::string> roots, Options options,
-                                                           Report report) {
+Result<std::unique_ptr<TrashRemover>> TrashRemover::create(std::vector<std::string> roots,
+                                                           Options options, Report report) {
   for (const auto& root : roots)
     ACCEL_TRY(makeDirectory(root + "/" + kTrashName, 0700).context("trash of " + root));
-  return std::unique_ptr<TrashRemover>(new TrashRemover(std::move(roots), std::move(options), std::move(report)));
+  return std::unique_ptr<TrashRemover>(
+      new TrashRemover(std::move(roots), std::move(options), std::move(report)));
 }
 
 TrashRemover::TrashRemover(std::vector<std::string> roots, Options options, Report report)
@@ -61,7 +62,8 @@ Status TrashRemover::dispose(const std::string& path) {
     return Error(ErrorCode::kInvalidArgument, path + " is in none of the directories with a trash");
   const std::string trash = root + "/" + kTrashName;
   auto moved = moveAside(path, trash);
-  if (!moved.ok() && moved.error().code() == ErrorCode::kNotFound && ::access(root.c_str(), F_OK) == 0) {
+  if (!moved.ok() && moved.error().code() == ErrorCode::kNotFound &&
+      ::access(root.c_str(), F_OK) == 0) {
     // The trash went (an operator emptied the root by hand): made again.
     if (makeDirectory(trash, 0700).ok()) moved = moveAside(path, trash);
   }
@@ -136,7 +138,8 @@ bool TrashRemover::emptyTrash(const std::string& trash) {
     Status s = removeTree(path, options_.remove, &stats);
     if (!s.ok()) clean = false;
     if (report_)
-      report_(path, s, stats, std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began));
+      report_(path, s, stats,
+              std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began));
     std::lock_guard<std::mutex> g(mu_);
     if (stop_) return false;
   }

@@ -2,9 +2,8 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-
 #include <algorithm>
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -68,8 +67,12 @@ Result<std::vector<std::string>> passedNames(const AccelConfig& config, bool hw_
     start = comma + 1;
     if (name.empty()) continue;
     bool ok = !(name[0] >= '0' && name[0] <= '9');
-    for (char c : name) ok = ok && (c == '_' || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'));
-    if (!ok) return Error(ErrorCode::kInvalidArgument, "VendorEnvironment: '" + name + "' is not a variable name");
+    for (char c : name)
+      ok = ok &&
+           (c == '_' || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'));
+    if (!ok)
+      return Error(ErrorCode::kInvalidArgument,
+                   "VendorEnvironment: '" + name + "' is not a variable name");
     names.push_back(name);
   }
   if (hw_mock) names.emplace_back("ACCEL_HW_MOCK_STATE");
@@ -87,7 +90,8 @@ Result<Vendors> setUpVendors(const AccelConfig& config, const std::string& accel
   Vendors v;
   v.hw_mock_dir = hw_mock_override.value_or(config.hw_mock_dir.value_or(""));
   if (!v.hw_mock_dir.empty()) {
-    if (::access(v.hw_mock_dir.c_str(), F_OK) != 0) return sysError("hardware-mock directory " + v.hw_mock_dir, errno);
+    if (::access(v.hw_mock_dir.c_str(), F_OK) != 0)
+      return sysError("hardware-mock directory " + v.hw_mock_dir, errno);
     std::string xml = v.hw_mock_dir + "/topology.xml";
     if (::access(xml.c_str(), R_OK) == 0) v.topology_xml = xml;
   }

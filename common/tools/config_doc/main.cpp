@@ -8,8 +8,11 @@
 
 int main(int argc, char** argv) {
   if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::printf("usage: %s [OUTPUT]\nWrites the configuration reference (docs/config-reference.md) to OUTPUT,\n"
-                "or to standard output.\n", argv[0]);
+    std::printf(
+        "usage: %s [OUTPUT]\nWrites the configuration reference (docs/config-reference.md) to "
+        "OUTPUT,\n"
+        "or to standard output.\n",
+        argv[0]);
     return 0;
   }
   // An option is never taken for a file name to write over.

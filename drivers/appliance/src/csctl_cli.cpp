@@ -9,14 +9,17 @@ namespace {
 bool transient(const exec::ClientResult& r) {
   if (r.timed_out || r.term_signal != 0) return true;
   std::string text = r.err;
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   for (const char* w : {"connection refused", "unreachable", "unavailable", "timed out", "timeout"})
     if (text.find(w) != std::string::npos) return true;
   return false;
 }
 
 Error failure(const std::string& what, const exec::ClientResult& r) {
-  ErrorCode code = r.timed_out ? ErrorCode::kTimeout : transient(r) ? ErrorCode::kUnavailable : ErrorCode::kIo;
+  ErrorCode code = r.timed_out    ? ErrorCode::kTimeout
+                   : transient(r) ? ErrorCode::kUnavailable
+                                  : ErrorCode::kIo;
   return Error(code, what + ": " + r.describe());
 }
 

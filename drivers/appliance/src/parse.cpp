@@ -1,8 +1,8 @@
 #include <time.h>
 
 #include <charconv>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "accel/appliance/appliance.h"
 
@@ -76,7 +76,8 @@ void readOwner(const json& item, ApplianceJob& job) {
 // Everything but the label and the owner; `job.id` is set when the name is valid.
 Status readRest(const json& item, ApplianceJob& job) {
   auto name = item.find("name");
-  if (name == item.end() || !name->is_string() || !isValidJobId(name->get_ref<const std::string&>()))
+  if (name == item.end() || !name->is_string() ||
+      !isValidJobId(name->get_ref<const std::string&>()))
     return Error(ErrorCode::kParse, "item without a valid \"name\"");
   job.id = name->get<std::string>();
   auto state = item.find("state");
@@ -124,11 +125,16 @@ std::optional<ApplianceJob> parseItem(const json& item) {
 
 const char* stateName(ApplianceState s) {
   switch (s) {
-    case ApplianceState::kQueued: return "queued";
-    case ApplianceState::kRunning: return "running";
-    case ApplianceState::kSucceeded: return "succeeded";
-    case ApplianceState::kFailed: return "failed";
-    case ApplianceState::kCancelled: return "cancelled";
+    case ApplianceState::kQueued:
+      return "queued";
+    case ApplianceState::kRunning:
+      return "running";
+    case ApplianceState::kSucceeded:
+      return "succeeded";
+    case ApplianceState::kFailed:
+      return "failed";
+    case ApplianceState::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -158,20 +164,23 @@ Result<int64_t> parseRfc3339(std::string_view s) {
       !digits(s, 17, 2, t.tm_sec))
     return Error(ErrorCode::kParse, "bad time \"" + std::string(s.substr(0, 40)) + "\"");
   // Nanoseconds since 1970 in an int64 end in 2262; appliance times are near now.
-  if (t.tm_year < 1900 || t.tm_year > 2200 || t.tm_mon < 1 || t.tm_mon > 12 || t.tm_mday < 1 || t.tm_mday > 31 || t.tm_hour > 23 ||
-      t.tm_min > 59 || t.tm_sec > 60)
+  if (t.tm_year < 1900 || t.tm_year > 2200 || t.tm_mon < 1 || t.tm_mon > 12 || t.tm_mday < 1 ||
+      t.tm_mday > 31 || t.tm_hour > 23 || t.tm_min > 59 || t.tm_sec > 60)
     return Error(ErrorCode::kParse, "time out of range \"" + std::string(s.substr(0, 40)) + "\"");
   size_t i = 19;
   int64_t frac_ns = 0;
   if (i < s.size() && s[i] == '.') {
     int64_t scale = 100000000;
-    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, scale /= 10) frac_ns += (s[i] - '0') * scale;
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, scale /= 10)
+      frac_ns += (s[i] - '0') * scale;
   }
   int offset_min = 0;
   if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
     int hh = 0, mm = 0;
-    if (!digits(s, i + 1, 2, hh) || s.size() != i + 6 || s[i + 3] != ':' || !digits(s, i + 4, 2, mm))
-      return Error(ErrorCode::kParse, "bad time offset in \"" + std::string(s.substr(0, 40)) + "\"");
+    if (!digits(s, i + 1, 2, hh) || s.size() != i + 6 || s[i + 3] != ':' ||
+        !digits(s, i + 4, 2, mm))
+      return Error(ErrorCode::kParse,
+                   "bad time offset in \"" + std::string(s.substr(0, 40)) + "\"");
     offset_min = (s[i] == '-' ? -1 : 1) * (hh * 60 + mm);
   } else if (i + 1 != s.size() || s[i] != 'Z') {
     return Error(ErrorCode::kParse, "bad time zone in \"" + std::string(s.substr(0, 40)) + "\"");

@@ -94,8 +94,8 @@ Result<pid_t> spawn(const ClientCall& call, int out_w, int err_w) {
   posix_spawnattr_setsigmask(&attr, &none);  // the daemon blocks signals for signalfd
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::vector<std::string> args = call.argv;
   std::vector<std::string> env = mergedEnv(call);
   auto argv = cStrings(args);
@@ -129,7 +129,8 @@ void killGroup(pid_t pid) { ::kill(-pid, SIGKILL); }
 
 void reap(pid_t pid, ClientResult& r) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
 }
@@ -145,7 +146,8 @@ void pump(pid_t pid, int pidfd, Fd& out, Fd& err, Clock::time_point deadline,
       r.timed_out = true;
       break;
     }
-    pollfd fds[3] = {{out.get(), POLLIN, 0}, {err.get(), POLLIN, 0}, {exited ? -1 : pidfd, POLLIN, 0}};
+    pollfd fds[3] = {
+        {out.get(), POLLIN, 0}, {err.get(), POLLIN, 0}, {exited ? -1 : pidfd, POLLIN, 0}};
     int n = ::poll(fds, 3, exited ? 0 : static_cast<int>(std::min<long>(left.count(), 1000)));
     if (n < 0 && errno != EINTR) break;
     if (fds[0].revents && !drain(out.get(), r.out, call.max_output, r.truncated)) out.reset();
@@ -160,7 +162,8 @@ void pump(pid_t pid, int pidfd, Fd& out, Fd& err, Clock::time_point deadline,
 
 }  // namespace
 
-std::string sanitizeForUsers(std::string text, const std::vector<std::string>& secrets, size_t max) {
+std::string sanitizeForUsers(std::string text, const std::vector<std::string>& secrets,
+                             size_t max) {
   for (const auto& secret : secrets) {
     if (secret.empty()) continue;
     for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3))

@@ -12,9 +12,9 @@ Result<AddressPool> makeAddressPool(std::string_view range_text, uint8_t subnet_
   pool.range = *range;
   pool.subnet_length = subnet_length == 0 ? range->length : subnet_length;
   if (pool.subnet_length > range->length) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "address range " + formatCidr(*range) + " does not fit in a /" +
-                     std::to_string(pool.subnet_length) + " subnet");
+    return Error(ErrorCode::kInvalidArgument, "address range " + formatCidr(*range) +
+                                                  " does not fit in a /" +
+                                                  std::to_string(pool.subnet_length) + " subnet");
   }
   const Ipv4Cidr subnet{range->address, pool.subnet_length};
   uint64_t lo = range->network();
@@ -25,17 +25,17 @@ Result<AddressPool> makeAddressPool(std::string_view range_text, uint8_t subnet_
     if (hi == subnet.broadcast()) --hi;
   }
   if (lo > hi) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "address range " + formatCidr(*range) + " holds no usable address in a /" +
-                     std::to_string(pool.subnet_length) + " subnet");
+    return Error(ErrorCode::kInvalidArgument, "address range " + formatCidr(*range) +
+                                                  " holds no usable address in a /" +
+                                                  std::to_string(pool.subnet_length) + " subnet");
   }
   pool.first = static_cast<uint32_t>(lo);
   pool.size = hi - lo + 1;
   return pool;
 }
 
-Result<std::vector<Ipv4Cidr>> planAddresses(const AddressPool& pool, uint32_t job_id,
-                                            size_t count, const std::vector<uint32_t>& in_use) {
+Result<std::vector<Ipv4Cidr>> planAddresses(const AddressPool& pool, uint32_t job_id, size_t count,
+                                            const std::vector<uint32_t>& in_use) {
   ACCEL_CHECK(pool.size > 0);
   const std::unordered_set<uint32_t> taken(in_use.begin(), in_use.end());
   std::vector<Ipv4Cidr> plan;
@@ -47,10 +47,10 @@ Result<std::vector<Ipv4Cidr>> planAddresses(const AddressPool& pool, uint32_t jo
     if (taken.count(candidate) == 0) plan.push_back({candidate, pool.subnet_length});
   }
   if (plan.size() < count) {
-    return Error(ErrorCode::kConflict,
-                 "no free address in " + formatCidr(pool.range) + " for job " +
-                     std::to_string(job_id) + " (" + std::to_string(count) + " needed, " +
-                     std::to_string(plan.size()) + " free)");
+    return Error(ErrorCode::kConflict, "no free address in " + formatCidr(pool.range) +
+                                           " for job " + std::to_string(job_id) + " (" +
+                                           std::to_string(count) + " needed, " +
+                                           std::to_string(plan.size()) + " free)");
   }
   return plan;
 }

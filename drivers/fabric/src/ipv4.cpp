@@ -20,7 +20,8 @@ std::optional<uint32_t> parseDecimal(std::string_view text, size_t max_digits, u
 }
 
 Error badText(std::string_view what, std::string_view text) {
-  return Error(ErrorCode::kInvalidArgument, "'" + std::string(text) + "' is not " + std::string(what));
+  return Error(ErrorCode::kInvalidArgument,
+               "'" + std::string(text) + "' is not " + std::string(what));
 }
 
 }  // namespace
@@ -52,9 +53,9 @@ Result<Ipv4Cidr> parseNetwork(std::string_view text) {
   auto cidr = parseCidr(text);
   if (!cidr.ok()) return cidr.error();
   if (!cidr->isNetwork()) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "'" + std::string(text) + "' has host bits set; the network is " +
-                     formatCidr({cidr->network(), cidr->length}));
+    return Error(ErrorCode::kInvalidArgument, "'" + std::string(text) +
+                                                  "' has host bits set; the network is " +
+                                                  formatCidr({cidr->network(), cidr->length}));
   }
   return cidr;
 }

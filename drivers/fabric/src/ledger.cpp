@@ -40,8 +40,7 @@ Result<std::string> nicName(const json& j, const char* key, const std::string& w
   if (!v.is_string()) return bad(what + ": \"" + key + "\" is not a string");
   auto name = v.get<std::string>();
   // IFNAMSIZ is 16 with the terminating NUL; '/' and blanks never occur.
-  if (name.empty() || name.size() > 15 ||
-      name.find_first_of("/ \t\n:") != std::string::npos) {
+  if (name.empty() || name.size() > 15 || name.find_first_of("/ \t\n:") != std::string::npos) {
     return bad(what + ": \"" + name + "\" is not an interface name");
   }
   return name;
@@ -68,8 +67,8 @@ json encodeNic(const LedgerNic& nic) {
 json encodeJob(const LedgerJob& job) {
   json nics = json::array();
   for (const auto& n : job.nics) {
-    nics.push_back({{"nic", n.nic},
-                    {"address", n.address ? json(formatCidr(*n.address)) : json(nullptr)}});
+    nics.push_back(
+        {{"nic", n.nic}, {"address", n.address ? json(formatCidr(*n.address)) : json(nullptr)}});
   }
   return {{"job", job.job_id}, {"nics", nics}};
 }

@@ -90,7 +90,8 @@ Result<std::unique_ptr<FabricManager>> FabricManager::open(FabricConfig config,
   ACCEL_TRY(ensureDirectory(config.state_dir));
   auto fd = lockDirectory(config.state_dir);
   if (!fd.ok()) return fd.error();
-  std::unique_ptr<FabricManager> manager(new FabricManager(std::move(config), std::move(links), *fd));
+  std::unique_ptr<FabricManager> manager(
+      new FabricManager(std::move(config), std::move(links), *fd));
   manager->pool_ = pool;
   manager->routes_ = std::move(routes);
   auto ledger = loadLedger(manager->ledger_path_);

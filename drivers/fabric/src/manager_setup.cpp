@@ -48,7 +48,8 @@ Result<JobFabric> FabricManager::setUp(uint32_t job_id, const std::vector<std::s
   return setUpLocked(job_id, nics);
 }
 
-Result<JobFabric> FabricManager::setUpLocked(uint32_t job_id, const std::vector<std::string>& nics) {
+Result<JobFabric> FabricManager::setUpLocked(uint32_t job_id,
+                                             const std::vector<std::string>& nics) {
   auto links = readLinks(nics);
   if (!links.ok()) return links.error();
   auto next = plan(job_id, *links);
@@ -108,13 +109,15 @@ Result<Ledger> FabricManager::plan(uint32_t job_id, const std::vector<LinkInfo>&
     job.nics.push_back({link.name, address});
     LedgerNic* held = next.nic(link.name);
     if (held == nullptr) {
-      next.nics.push_back({link.name, link.ifindex, link.mtu, link.up, link.promote_secondaries, {}});
+      next.nics.push_back(
+          {link.name, link.ifindex, link.mtu, link.up, link.promote_secondaries, {}});
       held = &next.nics.back();
     }
     // Routes already there (someone else's, or ours) are not ours to add.
     for (const auto& route : routes_) {
       if (routedThrough(*kernel_routes, link.ifindex, route)) continue;
-      if (std::find(held->routes.begin(), held->routes.end(), route) != held->routes.end()) continue;
+      if (std::find(held->routes.begin(), held->routes.end(), route) != held->routes.end())
+        continue;
       held->routes.push_back(route);
     }
   }

@@ -21,7 +21,9 @@ namespace {
 
 template <typename T, void (*Release)(T*)>
 struct Releaser {
-  void operator()(T* p) const { if (p) Release(p); }
+  void operator()(T* p) const {
+    if (p) Release(p);
+  }
 };
 using LinkPtr = std::unique_ptr<rtnl_link, Releaser<rtnl_link, rtnl_link_put>>;
 using AddrPtr = std::unique_ptr<rtnl_addr, Releaser<rtnl_addr, rtnl_addr_put>>;
@@ -200,7 +202,8 @@ Status NetlinkLinks::changeLink(int ifindex, const LinkChange& change) {
 
 Result<std::vector<AddressEntry>> NetlinkLinks::addresses() {
   std::lock_guard lock(mu_);
-  auto cache = dump("list addresses", [&](nl_cache** out) { return rtnl_addr_alloc_cache(sock_, out); });
+  auto cache =
+      dump("list addresses", [&](nl_cache** out) { return rtnl_addr_alloc_cache(sock_, out); });
   if (!cache.ok()) return cache.error();
   std::vector<AddressEntry> out;
   for (nl_object* obj = nl_cache_get_first(cache->get()); obj; obj = nl_cache_get_next(obj)) {

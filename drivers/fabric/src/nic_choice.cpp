@@ -28,8 +28,8 @@ std::vector<Candidate> candidates(const topo::NodeTopology& topology,
     out.push_back({nic.netdev, &nic, std::nullopt});
   }
   for (const auto& name : configured) {
-    bool known = std::any_of(out.begin(), out.end(),
-                             [&](const Candidate& c) { return c.netdev == name; });
+    bool known =
+        std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.netdev == name; });
     if (!known) out.push_back({name, nullptr, std::nullopt});
   }
   return out;
@@ -60,8 +60,9 @@ Result<std::vector<FabricNic>> chooseFabricNics(const topo::NodeTopology& topolo
   for (const auto& name : configured) {
     if (listed(avoid, name)) {
       return Error(ErrorCode::kInvalidArgument,
-                   "fabric: " + name + " is configured as a fabric interface but is the "
-                   "management interface");
+                   "fabric: " + name +
+                       " is configured as a fabric interface but is the "
+                       "management interface");
     }
   }
   auto all = candidates(topology, configured, avoid);

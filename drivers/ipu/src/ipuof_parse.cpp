@@ -26,7 +26,8 @@ Result<std::vector<GcdConfig>> parseIpuConfigs(std::string_view text, std::strin
       return Error(ErrorCode::kParse, "GCD entry without a \"config\" object");
     auto i = idx->get<uint64_t>();
     if (i >= out.size() || seen[i])
-      return Error(ErrorCode::kParse, "GCD index " + std::to_string(i) + " out of order or repeated");
+      return Error(ErrorCode::kParse,
+                   "GCD index " + std::to_string(i) + " out of order or repeated");
     seen[i] = true;
     out[i] = GcdConfig{static_cast<uint32_t>(i), cfg->dump(2) + "\n"};
   }

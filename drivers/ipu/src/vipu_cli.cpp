@@ -17,14 +17,16 @@ using std::chrono::milliseconds;
 
 Status checkFile(const std::string& key, const std::optional<std::string>& path, bool secret) {
   if (!path || path->empty()) return Error(ErrorCode::kInvalidArgument, key + " is not set");
-  struct stat st{};
+  struct stat st {};
   if (::stat(path->c_str(), &st) != 0) return sysError(key + " " + *path, errno);
-  if (!S_ISREG(st.st_mode)) return Error(ErrorCode::kInvalidArgument, key + " " + *path + " is not a regular file");
+  if (!S_ISREG(st.st_mode))
+    return Error(ErrorCode::kInvalidArgument, key + " " + *path + " is not a regular file");
   if (secret && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return Error(ErrorCode::kPermissionDenied,
-                 key + " " + *path + " can be read by other users (mode " + mode + "); make it 0600");
+    return Error(
+        ErrorCode::kPermissionDenied,
+        key + " " + *path + " can be read by other users (mode " + mode + "); make it 0600");
   }
   return okStatus();
 }
@@ -32,11 +34,20 @@ Status checkFile(const std::string& key, const std::optional<std::string>& path,
 Error failure(const std::string& what, const exec::ClientResult& r, VipuOutcome outcome) {
   ErrorCode code = ErrorCode::kIo;
   switch (outcome) {
-    case VipuOutcome::kExists: code = ErrorCode::kConflict; break;
-    case VipuOutcome::kNotFound: code = ErrorCode::kNotFound; break;
-    case VipuOutcome::kBadRequest: code = ErrorCode::kInvalidArgument; break;
-    case VipuOutcome::kTransient: code = r.timed_out ? ErrorCode::kTimeout : ErrorCode::kUnavailable; break;
-    default: break;
+    case VipuOutcome::kExists:
+      code = ErrorCode::kConflict;
+      break;
+    case VipuOutcome::kNotFound:
+      code = ErrorCode::kNotFound;
+      break;
+    case VipuOutcome::kBadRequest:
+      code = ErrorCode::kInvalidArgument;
+      break;
+    case VipuOutcome::kTransient:
+      code = r.timed_out ? ErrorCode::kTimeout : ErrorCode::kUnavailable;
+      break;
+    default:
+      break;
   }
   return Error(code, what + ": " + r.describe());
 }
@@ -52,7 +63,8 @@ std::string VipuCli::describe() const {
 
 Status VipuCli::checkSecureFiles(const VipuConfig& c) {
   if (!c.is_secure) return okStatus();
-  if (!c.api_user || c.api_user->empty()) return Error(ErrorCode::kInvalidArgument, "ApiUser is not set");
+  if (!c.api_user || c.api_user->empty())
+    return Error(ErrorCode::kInvalidArgument, "ApiUser is not set");
   if (!c.api_access_key || c.api_access_key->empty())
     return Error(ErrorCode::kInvalidArgument, "ApiAccessKey is not set");
   ACCEL_TRY(checkFile("ClientCertFile", c.client_cert_file, false));
@@ -107,8 +119,13 @@ Result<exec::ClientResult> VipuCli::run(const std::vector<std::string>& args,
 }
 
 Status VipuCli::create(const PartitionSpec& spec) {
-  std::vector<std::string> args = {"create", "partition", spec.name, "--size", std::to_string(spec.ipus),
-                                   "--num-gcds", std::to_string(spec.gcds)};
+  std::vector<std::string> args = {"create",
+                                   "partition",
+                                   spec.name,
+                                   "--size",
+                                   std::to_string(spec.ipus),
+                                   "--num-gcds",
+                                   std::to_string(spec.gcds)};
   if (spec.replicas > 0) args.insert(args.end(), {"--num-replicas", std::to_string(spec.replicas)});
   auto r = run(args, false);
   if (!r.ok()) return r.error();

@@ -25,11 +25,13 @@ VipuOutcome classifyVipu(const exec::ClientResult& r) {
   if (r.timed_out || r.term_signal != 0) return VipuOutcome::kTransient;
   if (r.exit_code == 0) return VipuOutcome::kOk;
   std::string text = lower(r.err + "\n" + r.out);
-  if (mentions(text, {"connection refused", "unreachable", "unavailable", "timed out", "timeout",
-                      "deadline exceeded", "cannot connect", "could not connect", "no route to host"}))
+  if (mentions(text,
+               {"connection refused", "unreachable", "unavailable", "timed out", "timeout",
+                "deadline exceeded", "cannot connect", "could not connect", "no route to host"}))
     return VipuOutcome::kTransient;
   if (mentions(text, {"already exists"})) return VipuOutcome::kExists;
-  if (mentions(text, {"not found", "does not exist", "no such partition"})) return VipuOutcome::kNotFound;
+  if (mentions(text, {"not found", "does not exist", "no such partition"}))
+    return VipuOutcome::kNotFound;
   if (mentions(text, {"power of two", "power of 2", "invalid", "divide", "must be"}))
     return VipuOutcome::kBadRequest;
   return VipuOutcome::kRefused;

@@ -2,14 +2,14 @@
 // (live or XML), copies what the agent needs into an Inventory of plain
 // values, and hands that to classify().
 #include <fcntl.h>
+#include <hwloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <hwloc.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -332,8 +332,8 @@ Status preflightInChild(const std::string& buffer, const std::string& where) {
   if (!clean_exit) {
     std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
                                           : "exit status " + std::to_string(WEXITSTATUS(status));
-    return Error(ErrorCode::kParse,
-                 where + ": hwloc crashed reading it (" + how + "); the file is malformed or inconsistent");
+    return Error(ErrorCode::kParse, where + ": hwloc crashed reading it (" + how +
+                                        "); the file is malformed or inconsistent");
   }
   return okStatus();  // a plain load failure is reported by the real load below
 }

@@ -2,10 +2,10 @@
 // decoding switches on the union tag after the verifier has passed.
 #include "accel/events/codec.h"
 
+#include <flatbuffers/flatbuffers.h>
+
 #include <cstddef>
 #include <cstdint>
-
-#include <flatbuffers/flatbuffers.h>
 
 #include "accel/schemas/events_generated.h"
 
@@ -23,7 +23,9 @@ using Fbb = flatbuffers::FlatBufferBuilder;
 using Union = flatbuffers::Offset<void>;
 
 template <typename E, typename F>
-E castEnum(F v) { return static_cast<E>(static_cast<uint8_t>(v)); }
+E castEnum(F v) {
+  return static_cast<E>(static_cast<uint8_t>(v));
+}
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> strings(
     Fbb& b, const std::vector<std::string>& v) {
@@ -33,20 +35,22 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>
 struct Encoder {
   Fbb& b;
   Union operator()(const PrologStarted& e) {
-    return fb::CreatePrologStarted(b, e.job_id, e.uid, b.CreateString(e.user), b.CreateString(e.node_list),
-                               e.node_count, e.restart_count)
+    return fb::CreatePrologStarted(b, e.job_id, e.uid, b.CreateString(e.user),
+                                   b.CreateString(e.node_list), e.node_count, e.restart_count)
         .Union();
   }
   Union operator()(const PrologFinished& e) {
     auto devices = strings(b, e.devices);
     return fb::CreatePrologFinished(b, e.job_id, castEnum<fb::JobResult>(e.result), devices,
-                                b.CreateString(e.partition), e.duration_us, b.CreateString(e.message),
-                                b.CreateString(e.accel_kind), e.appliance_limit_s, e.limit_unmeasured)
+                                    b.CreateString(e.partition), e.duration_us,
+                                    b.CreateString(e.message), b.CreateString(e.accel_kind),
+                                    e.appliance_limit_s, e.limit_unmeasured)
         .Union();
   }
   Union operator()(const EpilogFinished& e) {
     return fb::CreateEpilogFinished(b, e.job_id, castEnum<fb::JobResult>(e.result), e.duration_us,
-                                b.CreateString(e.message), e.cleanup_ok, e.appliance_seconds, e.restart_count)
+                                    b.CreateString(e.message), e.cleanup_ok, e.appliance_seconds,
+                                    e.restart_count)
         .Union();
   }
   Union operator()(const AgentStarted& e) {
@@ -59,14 +63,16 @@ struct Encoder {
     return fb::CreateTaskEnded(b, e.job_id, e.step_id, e.task_id, e.exit_code).Union();
   }
   Union operator()(const StepStarted& e) {
-    return fb::CreateStepStarted(b, e.job_id, e.step_id, b.CreateString(e.name), e.surrogate).Union();
+    return fb::CreateStepStarted(b, e.job_id, e.step_id, b.CreateString(e.name), e.surrogate)
+        .Union();
   }
   Union operator()(const StepEnded& e) {
     return fb::CreateStepEnded(b, e.job_id, e.step_id, e.exit_code).Union();
   }
   Union operator()(const ApplianceJobChanged& e) {
     return fb::CreateApplianceJobChanged(b, e.job_id, b.CreateString(e.appliance_job),
-                                     castEnum<fb::ApplianceState>(e.state), e.csx_count, e.seconds_used)
+                                         castEnum<fb::ApplianceState>(e.state), e.csx_count,
+                                         e.seconds_used)
         .Union();
   }
   Union operator()(const TimeLimitWarning& e) {
@@ -76,17 +82,19 @@ struct Encoder {
     return fb::CreateTimeLimitEnforced(b, e.job_id, e.limit_s, e.used_s).Union();
   }
   Union operator()(const NodeHeartbeat& e) {
-    return fb::CreateNodeHeartbeat(b, e.accelerators, e.accelerators_busy, b.CreateString(e.accel_kind), e.jobs,
-                                   e.backlog, e.interval_s)
+    return fb::CreateNodeHeartbeat(b, e.accelerators, e.accelerators_busy,
+                                   b.CreateString(e.accel_kind), e.jobs, e.backlog, e.interval_s)
         .Union();
   }
 };
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
-std::vector<std::string> strs(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
+std::vector<std::string> strs(
+    const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
   std::vector<std::string> out;
-  if (v) for (const auto* s : *v) out.push_back(str(s));
+  if (v)
+    for (const auto* s : *v) out.push_back(str(s));
   return out;
 }
 
@@ -98,19 +106,22 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
   switch (env.event_type()) {
     case T::PrologStarted: {
       auto* e = env.event_as_PrologStarted();
-      return PrologStarted{e->job_id(),          e->uid(),        str(e->user()), str(e->node_list()),
-                           e->node_count(), e->restart_count()};
+      return PrologStarted{e->job_id(),         e->uid(),        str(e->user()),
+                           str(e->node_list()), e->node_count(), e->restart_count()};
     }
     case T::PrologFinished: {
       auto* e = env.event_as_PrologFinished();
-      return PrologFinished{e->job_id(), castEnum<JobResult>(e->result()), strs(e->devices()),
-                            str(e->partition()), e->duration_us(), str(e->message()), str(e->accel_kind()),
-                            e->appliance_limit_s(), e->limit_unmeasured()};
+      return PrologFinished{e->job_id(),          castEnum<JobResult>(e->result()),
+                            strs(e->devices()),   str(e->partition()),
+                            e->duration_us(),     str(e->message()),
+                            str(e->accel_kind()), e->appliance_limit_s(),
+                            e->limit_unmeasured()};
     }
     case T::EpilogFinished: {
       auto* e = env.event_as_EpilogFinished();
-      return EpilogFinished{e->job_id(), castEnum<JobResult>(e->result()), e->duration_us(),
-                            str(e->message()), e->cleanup_ok(), e->appliance_seconds(), e->restart_count()};
+      return EpilogFinished{
+          e->job_id(),     castEnum<JobResult>(e->result()), e->duration_us(),  str(e->message()),
+          e->cleanup_ok(), e->appliance_seconds(),           e->restart_count()};
     }
     case T::AgentStarted: {
       auto* e = env.event_as_AgentStarted();
@@ -134,8 +145,9 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
     }
     case T::ApplianceJobChanged: {
       auto* e = env.event_as_ApplianceJobChanged();
-      return ApplianceJobChanged{e->job_id(), str(e->appliance_job()), castEnum<ApplianceState>(e->state()),
-                                 e->csx_count(), e->seconds_used()};
+      return ApplianceJobChanged{e->job_id(), str(e->appliance_job()),
+                                 castEnum<ApplianceState>(e->state()), e->csx_count(),
+                                 e->seconds_used()};
     }
     case T::TimeLimitWarning: {
       auto* e = env.event_as_TimeLimitWarning();
@@ -147,8 +159,8 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
     }
     case T::NodeHeartbeat: {
       auto* e = env.event_as_NodeHeartbeat();
-      return NodeHeartbeat{e->accelerators(), e->accelerators_busy(), str(e->accel_kind()), e->jobs(),
-                           e->backlog(), e->interval_s()};
+      return NodeHeartbeat{e->accelerators(), e->accelerators_busy(), str(e->accel_kind()),
+                           e->jobs(),         e->backlog(),           e->interval_s()};
     }
     default:
       return std::nullopt;  // NONE or a kind added after this build
@@ -168,7 +180,8 @@ std::span<const uint8_t> aligned(std::span<const uint8_t> input, std::vector<uin
 
 Result<const fb::Envelope*> verified(std::span<const uint8_t> bytes) {
   if (bytes.size() > kMaxEnvelopeBytes)
-    return Error(ErrorCode::kParse, "envelope of " + std::to_string(bytes.size()) + " bytes is over the limit");
+    return Error(ErrorCode::kParse,
+                 "envelope of " + std::to_string(bytes.size()) + " bytes is over the limit");
   flatbuffers::Verifier v(bytes.data(), bytes.size(), kMaxDepth, kMaxTables);
   if (!fb::VerifyEnvelopeBuffer(v)) return Error(ErrorCode::kParse, "not a valid event envelope");
   const auto* env = fb::GetEnvelope(bytes.data());
@@ -182,11 +195,13 @@ Result<const fb::Envelope*> verified(std::span<const uint8_t> bytes) {
 // node, epoch and seq, and nothing of the event.
 struct EnvelopeHeader : private flatbuffers::Table {
   bool Verify(flatbuffers::Verifier& v) const {
-    return VerifyTableStart(v) && VerifyOffset(v, fb::Envelope::VT_NODE) && v.VerifyString(node()) &&
-           VerifyField<uint64_t>(v, fb::Envelope::VT_EPOCH, 8) && VerifyField<uint64_t>(v, fb::Envelope::VT_SEQ, 8) &&
-           v.EndTable();
+    return VerifyTableStart(v) && VerifyOffset(v, fb::Envelope::VT_NODE) &&
+           v.VerifyString(node()) && VerifyField<uint64_t>(v, fb::Envelope::VT_EPOCH, 8) &&
+           VerifyField<uint64_t>(v, fb::Envelope::VT_SEQ, 8) && v.EndTable();
   }
-  const flatbuffers::String* node() const { return GetPointer<const flatbuffers::String*>(fb::Envelope::VT_NODE); }
+  const flatbuffers::String* node() const {
+    return GetPointer<const flatbuffers::String*>(fb::Envelope::VT_NODE);
+  }
   uint64_t epoch() const { return GetField<uint64_t>(fb::Envelope::VT_EPOCH, 0); }
   uint64_t seq() const { return GetField<uint64_t>(fb::Envelope::VT_SEQ, 0); }
 };
@@ -203,7 +218,7 @@ std::vector<uint8_t> encode(const Header& header, const Event& event) {
   auto node = b.CreateString(header.node);
   auto type = static_cast<fb::Event>(event.index() + 1);
   auto env = fb::CreateEnvelope(b, node, header.epoch, header.seq, header.time_ns, type, body,
-                            castEnum<fb::Priority>(priorityOf(event)), header.mono_ns);
+                                castEnum<fb::Priority>(priorityOf(event)), header.mono_ns);
   b.Finish(env, fb::EnvelopeIdentifier());
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }
@@ -215,7 +230,8 @@ Result<Envelope> decode(std::span<const uint8_t> input) {
   if (!env.ok()) return env.error();
   Envelope out;
   out.header = headerOf(**env);
-  out.priority = (*env)->priority() == fb::Priority::Telemetry ? Priority::kTelemetry : Priority::kLifecycle;
+  out.priority =
+      (*env)->priority() == fb::Priority::Telemetry ? Priority::kTelemetry : Priority::kLifecycle;
   out.event = decodeEvent(**env);
   return out;
 }
@@ -245,11 +261,13 @@ Result<Ack> decodeAck(std::span<const uint8_t> input) {
 }
 
 Result<Header> peekHeader(std::span<const uint8_t> input) {
-  if (input.size() > kMaxEnvelopeBytes) input = input.first(kMaxEnvelopeBytes);  // a header sits near the start
+  if (input.size() > kMaxEnvelopeBytes)
+    input = input.first(kMaxEnvelopeBytes);  // a header sits near the start
   std::vector<uint8_t> store;
   auto bytes = aligned(input, store);
   flatbuffers::Verifier v(bytes.data(), bytes.size(), kMaxDepth, kMaxTables);
-  if (!v.VerifyBuffer<EnvelopeHeader>(fb::EnvelopeIdentifier())) return Error(ErrorCode::kParse, "no readable envelope header");
+  if (!v.VerifyBuffer<EnvelopeHeader>(fb::EnvelopeIdentifier()))
+    return Error(ErrorCode::kParse, "no readable envelope header");
   const auto* h = flatbuffers::GetRoot<EnvelopeHeader>(bytes.data());
   if (h->node() == nullptr || h->node()->size() == 0 || h->seq() == 0)
     return Error(ErrorCode::kParse, "envelope header without node or sequence number");
@@ -258,12 +276,18 @@ Result<Header> peekHeader(std::span<const uint8_t> input) {
 
 const char* nackReasonName(NackReason reason) {
   switch (reason) {
-    case NackReason::kUnreadable: return "unreadable";
-    case NackReason::kOversized: return "oversized";
-    case NackReason::kInvalid: return "invalid";
-    case NackReason::kNodeMismatch: return "node mismatch";
-    case NackReason::kNotOnJob: return "node not on the job";
-    case NackReason::kKeyRevoked: return "key no longer allowed";
+    case NackReason::kUnreadable:
+      return "unreadable";
+    case NackReason::kOversized:
+      return "oversized";
+    case NackReason::kInvalid:
+      return "invalid";
+    case NackReason::kNodeMismatch:
+      return "node mismatch";
+    case NackReason::kNotOnJob:
+      return "node not on the job";
+    case NackReason::kKeyRevoked:
+      return "key no longer allowed";
   }
   return "unknown";
 }
@@ -271,7 +295,8 @@ const char* nackReasonName(NackReason reason) {
 std::vector<uint8_t> encodeNack(const Nack& nack) {
   Fbb b(128 + kMaxNackMessage);
   auto message = b.CreateString(nack.message.substr(0, kMaxNackMessage));
-  b.Finish(fb::CreateNack(b, nack.epoch, nack.seq, castEnum<fb::NackReason>(nack.reason), nack.skipped, message),
+  b.Finish(fb::CreateNack(b, nack.epoch, nack.seq, castEnum<fb::NackReason>(nack.reason),
+                          nack.skipped, message),
            kNackIdentifier);
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }
@@ -281,11 +306,14 @@ Result<Nack> decodeNack(std::span<const uint8_t> input) {
   std::vector<uint8_t> store;
   auto bytes = aligned(input, store);
   flatbuffers::Verifier v(bytes.data(), bytes.size(), kMaxDepth, 16);
-  if (!v.VerifyBuffer<fb::Nack>(kNackIdentifier)) return Error(ErrorCode::kParse, "not a valid nack");
+  if (!v.VerifyBuffer<fb::Nack>(kNackIdentifier))
+    return Error(ErrorCode::kParse, "not a valid nack");
   const auto* n = flatbuffers::GetRoot<fb::Nack>(bytes.data());
   auto reason = static_cast<uint8_t>(n->reason());
-  if (reason > static_cast<uint8_t>(NackReason::kKeyRevoked)) reason = static_cast<uint8_t>(NackReason::kInvalid);
-  return Nack{n->epoch(), n->seq(), static_cast<NackReason>(reason), n->skipped(), str(n->message())};
+  if (reason > static_cast<uint8_t>(NackReason::kKeyRevoked))
+    reason = static_cast<uint8_t>(NackReason::kInvalid);
+  return Nack{n->epoch(), n->seq(), static_cast<NackReason>(reason), n->skipped(),
+              str(n->message())};
 }
 
 }  // namespace accel::event

@@ -21,19 +21,23 @@ Result<std::string> readKeyText(const std::string& path) {
   auto text = readFileNoFollow(path, 256);
   if (!text.ok()) return text.error();
   std::string key = *text;
-  while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' ')) key.pop_back();
-  if (!isZ85Key(key)) return Error(ErrorCode::kParse, path + ": not a CURVE key (40 Z85 characters)");
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' '))
+    key.pop_back();
+  if (!isZ85Key(key))
+    return Error(ErrorCode::kParse, path + ": not a CURVE key (40 Z85 characters)");
   return key;
 }
 
 Status createWith(const std::string& path, const std::string& content, mode_t mode) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) {
-    if (errno == EEXIST) return Error(ErrorCode::kConflict, path + ": exists; remove it first to replace the key");
+    if (errno == EEXIST)
+      return Error(ErrorCode::kConflict, path + ": exists; remove it first to replace the key");
     return sysError("create " + path, errno);
   }
   // The umask may have narrowed the mode; the public file should be readable.
-  bool ok = ::fchmod(fd, mode) == 0 && ::write(fd, content.data(), content.size()) == ssize_t(content.size()) &&
+  bool ok = ::fchmod(fd, mode) == 0 &&
+            ::write(fd, content.data(), content.size()) == ssize_t(content.size()) &&
             ::fsync(fd) == 0;
   int err = errno;
   ::close(fd);
@@ -67,12 +71,14 @@ Result<CurveKeyPair> loadSecretKey(const std::string& path) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
     return Error(ErrorCode::kPermissionDenied,
-                 path + ": secret key file has mode " + mode + "; group and others must have no access (chmod 600)");
+                 path + ": secret key file has mode " + mode +
+                     "; group and others must have no access (chmod 600)");
   }
   auto secret = readKeyText(path);
   if (!secret.ok()) return secret.error();
   char pub[41] = {};
-  if (zmq_curve_public(pub, secret->c_str()) != 0) return Error(ErrorCode::kParse, path + ": not a valid secret key");
+  if (zmq_curve_public(pub, secret->c_str()) != 0)
+    return Error(ErrorCode::kParse, path + ": not a valid secret key");
   return CurveKeyPair{pub, *secret};
 }
 

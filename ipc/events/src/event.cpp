@@ -23,8 +23,8 @@ uint32_t jobIdOf(const Event& event) {
 
 const char* kindName(const Event& event) {
   static constexpr const char* kNames[] = {
-      "prolog_started", "prolog_finished", "epilog_finished",     "agent_started",
-      "task_started",   "task_ended",      "step_started",        "step_ended",
+      "prolog_started", "prolog_finished",    "epilog_finished",     "agent_started",
+      "task_started",   "task_ended",         "step_started",        "step_ended",
       "appliance_job",  "time_limit_warning", "time_limit_enforced", "node_heartbeat"};
   static_assert(std::size(kNames) == std::variant_size_v<Event>);
   return kNames[event.index()];
@@ -32,22 +32,32 @@ const char* kindName(const Event& event) {
 
 const char* jobResultName(JobResult result) {
   switch (result) {
-    case JobResult::kOk: return "ok";
-    case JobResult::kFailed: return "failed";
-    case JobResult::kTimeLimit: return "time_limit";
-    case JobResult::kCancelled: return "cancelled";
+    case JobResult::kOk:
+      return "ok";
+    case JobResult::kFailed:
+      return "failed";
+    case JobResult::kTimeLimit:
+      return "time_limit";
+    case JobResult::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }
 
 const char* applianceStateName(ApplianceState state) {
   switch (state) {
-    case ApplianceState::kQueued: return "queued";
-    case ApplianceState::kRunning: return "running";
-    case ApplianceState::kSucceeded: return "succeeded";
-    case ApplianceState::kFailed: return "failed";
-    case ApplianceState::kCancelled: return "cancelled";
-    case ApplianceState::kUnknown: return "unknown";
+    case ApplianceState::kQueued:
+      return "queued";
+    case ApplianceState::kRunning:
+      return "running";
+    case ApplianceState::kSucceeded:
+      return "succeeded";
+    case ApplianceState::kFailed:
+      return "failed";
+    case ApplianceState::kCancelled:
+      return "cancelled";
+    case ApplianceState::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }

@@ -25,7 +25,7 @@
 namespace accel::event {
 namespace {
 
-constexpr int kSendBatch = 4096;        // envelopes per loop turn, so acks are read in between
+constexpr int kSendBatch = 4096;          // envelopes per loop turn, so acks are read in between
 constexpr uint64_t kMaxInFlight = 50000;  // unacknowledged envelopes handed to zmq
 // The sender sleeps until publish(), an ack, a link event, room on the socket
 // or the stop wakes it, or until its next deadline (the next attempt, the
@@ -171,8 +171,9 @@ class Outbox::Sender {
     // bound while zmq finishes closing its socket.
     std::string mon = "inproc://accel-outbox-monitor-" + std::to_string(attempts_ + 1);
     ACCEL_CHECK(zmq_socket_monitor(sock_->handle(), mon.c_str(),
-                                   ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
-                                       ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                   ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
+                                       ZMQ_EVENT_CLOSED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                       ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) == 0);
     monitor_.emplace(ctx_, zmq::socket_type::pair);
     monitor_->connect(mon);
@@ -209,9 +210,12 @@ class Outbox::Sender {
   // acknowledgement timeout (events in flight).
   int msUntilDeadline() const {
     std::optional<Clock::time_point> due;
-    if (!o_.endpoint.empty() && !sock_) due = retry_at_;
-    else if (sock_ && !link_up_) due = attempt_started_ + o_.attempt_timeout;
-    else if (in_flight_ > 0) due = last_progress_ + o_.ack_timeout;
+    if (!o_.endpoint.empty() && !sock_)
+      due = retry_at_;
+    else if (sock_ && !link_up_)
+      due = attempt_started_ + o_.attempt_timeout;
+    else if (in_flight_ > 0)
+      due = last_progress_ + o_.ack_timeout;
     if (!due) return kIdlePollMs;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*due - Clock::now()).count();
     return static_cast<int>(std::clamp<int64_t>(left + 1, 0, kIdlePollMs));
@@ -224,7 +228,8 @@ class Outbox::Sender {
     const bool blocked = state == Sending::kBlocked;
     std::vector<zmq::pollitem_t> items{{nullptr, wake_fd_, ZMQ_POLLIN, 0}};
     if (sock_) {
-      items.push_back({sock_->handle(), 0, static_cast<short>(ZMQ_POLLIN | (blocked ? ZMQ_POLLOUT : 0)), 0});
+      items.push_back(
+          {sock_->handle(), 0, static_cast<short>(ZMQ_POLLIN | (blocked ? ZMQ_POLLOUT : 0)), 0});
       items.push_back({monitor_->handle(), 0, ZMQ_POLLIN, 0});
     }
     int wait_ms = state == Sending::kMore ? 0 : msUntilDeadline();
@@ -253,7 +258,10 @@ class Outbox::Sender {
       if (in_flight_ >= kMaxInFlight) return Sending::kIdle;
       if (!pending_) {
         auto rec = spool_.next(cursor_);
-        if (!rec.ok()) { ++io_errors_; return Sending::kIdle; }
+        if (!rec.ok()) {
+          ++io_errors_;
+          return Sending::kIdle;
+        }
         if (!*rec) return Sending::kIdle;
         pending_ = std::move((*rec)->payload);
         pending_meta_ = {(*rec)->meta.epoch, (*rec)->meta.seq};
@@ -283,10 +291,14 @@ class Outbox::Sender {
         if (auto nack = decodeNack(bytes); nack.ok()) refused(*nack);
         continue;  // anything else: a peer that is not our aggregator; nothing to release
       }
-      while (!skipped_.empty() && skipped_.begin()->first == ack->epoch && skipped_.begin()->second <= ack->seq)
+      while (!skipped_.empty() && skipped_.begin()->first == ack->epoch &&
+             skipped_.begin()->second <= ack->seq)
         skipped_.erase(skipped_.begin());
       auto done = spool_.acknowledge(ack->epoch, ack->seq);
-      if (!done.ok()) { ++io_errors_; continue; }
+      if (!done.ok()) {
+        ++io_errors_;
+        continue;
+      }
       uint64_t released = *done;
       if (released == 0) continue;
       acked_ += released;
@@ -301,7 +313,8 @@ class Outbox::Sender {
   // the configuration is fixed.
   void refused(const Nack& nack) {
     ++refused_;
-    if (nack.skipped && nack.seq != 0 && skipped_.size() < kMaxSkipped) skipped_.insert({nack.epoch, nack.seq});
+    if (nack.skipped && nack.seq != 0 && skipped_.size() < kMaxSkipped)
+      skipped_.insert({nack.epoch, nack.seq});
     if (o_.on_refused) o_.on_refused(nack);
   }
 
@@ -332,7 +345,10 @@ class Outbox::Sender {
 
   void checkAckTimeout() {
     auto now = std::chrono::steady_clock::now();
-    if (in_flight_ == 0) { last_progress_ = now; return; }
+    if (in_flight_ == 0) {
+      last_progress_ = now;
+      return;
+    }
     if (now - last_progress_ > o_.ack_timeout) rewind();
   }
 
@@ -356,11 +372,12 @@ class Outbox::Sender {
   std::optional<std::vector<uint8_t>> pending_;
   std::pair<uint64_t, uint64_t> pending_meta_;  // its epoch and seq
   static constexpr size_t kMaxSkipped = 65536;
-  std::set<std::pair<uint64_t, uint64_t>> skipped_;  // (epoch, seq) refused and skipped, not yet acknowledged
+  std::set<std::pair<uint64_t, uint64_t>>
+      skipped_;  // (epoch, seq) refused and skipped, not yet acknowledged
   uint64_t in_flight_ = 0;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
-  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, attempts_{0}, io_errors_{0}, refused_{0}, syncs_{0},
-      slowest_sync_us_{0};
+  std::atomic<uint64_t> sent_{0}, acked_{0}, reconnects_{0}, attempts_{0}, io_errors_{0},
+      refused_{0}, syncs_{0}, slowest_sync_us_{0};
   std::atomic<bool> link_up_{false};
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
@@ -425,13 +442,15 @@ Status Outbox::publish(const Event& event) {
   std::unique_lock lock(publish_mu_);
   if (stopped_) {
     (telemetry ? dropped_telemetry_ : dropped_lifecycle_)++;
-    return Error(ErrorCode::kUnavailable, std::string(kindName(event)) + " event lost: the outbox is stopped");
+    return Error(ErrorCode::kUnavailable,
+                 std::string(kindName(event)) + " event lost: the outbox is stopped");
   }
   drainHeldLocked();
   h.seq = next_seq_;
   std::vector<uint8_t> bytes = encode(h, event);
   if (bytes.size() > kMaxEnvelopeBytes)
-    return Error(ErrorCode::kInvalidArgument, std::string(kindName(event)) + " event too large to send");
+    return Error(ErrorCode::kInvalidArgument,
+                 std::string(kindName(event)) + " event too large to send");
   if (held_.empty()) {
     auto stored = appendLocked(h, priority, bytes);
     if (stored.ok() && *stored == Appended::kStored) {
@@ -449,7 +468,8 @@ Status Outbox::publish(const Event& event) {
 
 // Appends one envelope with the next sequence number (the caller encoded it
 // with next_seq_); the caller tells the syncer.
-Result<Appended> Outbox::appendLocked(const Header& h, Priority priority, const std::vector<uint8_t>& bytes) {
+Result<Appended> Outbox::appendLocked(const Header& h, Priority priority,
+                                      const std::vector<uint8_t>& bytes) {
   auto stored = spool_->append({epoch_, h.seq, priority}, bytes);
   if (stored.ok() && *stored == Appended::kStored) {
     ++next_seq_;
@@ -461,9 +481,10 @@ Result<Appended> Outbox::appendLocked(const Header& h, Priority priority, const 
 Status Outbox::holdLocked(const Event& event, const Header& h, uint64_t bytes) {
   if (held_.size() >= options_.held_max_events || held_bytes_ + bytes > options_.held_max_bytes) {
     ++dropped_lifecycle_;
-    return Error(ErrorCode::kUnavailable, std::string(kindName(event)) + " event lost: event spool full (" +
-                                              std::to_string(spool_->usedBytes()) + " bytes) and " +
-                                              std::to_string(held_.size()) + " events held in memory");
+    return Error(ErrorCode::kUnavailable,
+                 std::string(kindName(event)) + " event lost: event spool full (" +
+                     std::to_string(spool_->usedBytes()) + " bytes) and " +
+                     std::to_string(held_.size()) + " events held in memory");
   }
   held_.push_back({event, h, bytes});
   held_bytes_ += bytes;
@@ -527,16 +548,18 @@ OutboxStats Outbox::stats() const {
 std::string describe(const OutboxStats& s) {
   std::string out = "events: link ";
   out += s.link_up ? "up" : "down";
-  out += ", backlog " + std::to_string(s.backlog) + " (" + std::to_string(s.spooled_bytes >> 10) + " KiB)";
+  out += ", backlog " + std::to_string(s.backlog) + " (" + std::to_string(s.spooled_bytes >> 10) +
+         " KiB)";
   out += ", sent " + std::to_string(s.sent) + ", acked " + std::to_string(s.acked);
   if (s.held)
-    out += ", held " + std::to_string(s.held) + " lifecycle (" + std::to_string(s.held_bytes >> 10) +
-           " KiB) waiting for spool space";
+    out += ", held " + std::to_string(s.held) + " lifecycle (" +
+           std::to_string(s.held_bytes >> 10) + " KiB) waiting for spool space";
   if (s.dropped_telemetry || s.dropped_lifecycle)
     out += ", dropped " + std::to_string(s.dropped_telemetry) + " telemetry/" +
            std::to_string(s.dropped_lifecycle) + " lifecycle";
   if (s.refused) out += ", refused by the aggregator " + std::to_string(s.refused);
-  if (s.lost_at_shutdown) out += " (" + std::to_string(s.lost_at_shutdown) + " held lifecycle lost at shutdown)";
+  if (s.lost_at_shutdown)
+    out += " (" + std::to_string(s.lost_at_shutdown) + " held lifecycle lost at shutdown)";
   return out;
 }
 

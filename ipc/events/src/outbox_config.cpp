@@ -8,8 +8,10 @@ Result<OutboxOptions> outboxOptionsFrom(const AccelConfig& config, const std::st
   o.spool_dir = config.event_spool_dir.value_or(config.state_dir + "/spool");
   o.spool_max_bytes = config.event_spool_max_size;
   // A config built in code rather than read from a file may leave them 0.
-  if (config.aggregator_reconnect_min_ms > 0) o.reconnect_min = std::chrono::milliseconds(config.aggregator_reconnect_min_ms);
-  if (config.aggregator_reconnect_max_ms > 0) o.reconnect_max = std::chrono::milliseconds(config.aggregator_reconnect_max_ms);
+  if (config.aggregator_reconnect_min_ms > 0)
+    o.reconnect_min = std::chrono::milliseconds(config.aggregator_reconnect_min_ms);
+  if (config.aggregator_reconnect_max_ms > 0)
+    o.reconnect_max = std::chrono::milliseconds(config.aggregator_reconnect_max_ms);
   o.ping_interval = config.aggregator_ping_interval;
   o.ping_timeout = config.aggregator_ping_timeout;
   o.tcp_keepalive = config.aggregator_tcp_keepalive;

@@ -28,7 +28,8 @@ std::vector<uint64_t> listSegments(const std::string& dir) {
   while (dirent* e = readdir(d)) {
     std::string name = e->d_name;
     if (name.size() != 24 || name.substr(20) != ".seg") continue;
-    if (!std::all_of(name.begin(), name.begin() + 20, [](char c) { return c >= '0' && c <= '9'; })) continue;
+    if (!std::all_of(name.begin(), name.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
     ids.push_back(std::stoull(name.substr(0, 20)));
   }
   closedir(d);
@@ -73,8 +74,10 @@ std::string Spool::segmentPath(uint64_t id) const {
 }
 
 Result<std::unique_ptr<Spool>> Spool::open(const SpoolOptions& o) {
-  if (o.max_bytes < 2 * kMinSegment) return Error(ErrorCode::kInvalidArgument, "spool size below 128 KiB");
-  uint64_t seg = o.segment_bytes ? o.segment_bytes : std::clamp(o.max_bytes / 16, kMinSegment, kMaxSegment);
+  if (o.max_bytes < 2 * kMinSegment)
+    return Error(ErrorCode::kInvalidArgument, "spool size below 128 KiB");
+  uint64_t seg =
+      o.segment_bytes ? o.segment_bytes : std::clamp(o.max_bytes / 16, kMinSegment, kMaxSegment);
   seg = std::min(seg, kMaxSegment);
   std::unique_ptr<Spool> s(new Spool(o.dir, o.max_bytes, seg));
   struct stat st {};
@@ -122,7 +125,8 @@ Status Spool::recover() {
 
 Status Spool::startSegment(uint64_t id) {
   std::string path = segmentPath(id);
-  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int fd =
+      ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return sysError("create " + path, errno);
   segments_.push_back({id, fd, 0, 0, false});
   if (segments_.size() == 1) head_ = {id, 0};
@@ -146,7 +150,8 @@ Result<Appended> Spool::append(const RecordMeta& meta, std::span<const uint8_t> 
   Status w = writeAll(s.fd, rec);
   if (!w.ok()) {
     // A partial write would corrupt every later record: cut it off again.
-    if (::ftruncate(s.fd, static_cast<off_t>(s.size)) != 0) ACCEL_CHECK(!"spool segment cannot be repaired");
+    if (::ftruncate(s.fd, static_cast<off_t>(s.size)) != 0)
+      ACCEL_CHECK(!"spool segment cannot be repaired");
     return w.error();
   }
   s.size += rec.size();
@@ -194,7 +199,10 @@ Result<std::optional<SpoolRecord>> Spool::next(SpoolPos& pos) {
       const Segment& s = segments_[i];
       if (s.id < pos.segment) continue;
       if (s.id > pos.segment) pos = {s.id, 0};
-      if (pos.offset < s.synced) { fd = s.fd; break; }
+      if (pos.offset < s.synced) {
+        fd = s.fd;
+        break;
+      }
       bool sealed = i + 1 < segments_.size() && s.synced == s.size;
       if (!sealed) return std::optional<SpoolRecord>();
     }
@@ -203,7 +211,8 @@ Result<std::optional<SpoolRecord>> Spool::next(SpoolPos& pos) {
   uint8_t h[kRecordHeaderBytes];
   ACCEL_TRY(preadAll(fd, h, sizeof h, pos.offset));
   ParsedRecord r = parseRecordHeader({h, sizeof h});
-  if (r.status != ParseStatus::kOk) return Error(ErrorCode::kIo, "spool record damaged after recovery");
+  if (r.status != ParseStatus::kOk)
+    return Error(ErrorCode::kIo, "spool record damaged after recovery");
   SpoolRecord out{r.meta, std::vector<uint8_t>(r.payload_bytes)};
   ACCEL_TRY(preadAll(fd, out.payload.data(), r.payload_bytes, pos.offset + kRecordHeaderBytes));
   pos.offset += kRecordHeaderBytes + r.payload_bytes;
@@ -225,7 +234,8 @@ Result<std::optional<RecordMeta>> Spool::headRecord(uint64_t* bytes) {
       uint8_t h[kRecordHeaderBytes];
       ACCEL_TRY(preadAll(s.fd, h, sizeof h, head_.offset));
       ParsedRecord r = parseRecordHeader({h, sizeof h});
-      if (r.status != ParseStatus::kOk) return Error(ErrorCode::kIo, "spool record damaged after recovery");
+      if (r.status != ParseStatus::kOk)
+        return Error(ErrorCode::kIo, "spool record damaged after recovery");
       *bytes = kRecordHeaderBytes + r.payload_bytes;
       return std::optional<RecordMeta>(r.meta);
     }
@@ -257,7 +267,8 @@ Result<uint64_t> Spool::acknowledge(uint64_t epoch, uint64_t seq) {
   // Epochs older than the head's can get no more acknowledgements that matter.
   uint64_t bytes = 0;
   auto meta = headRecord(&bytes);
-  if (meta.ok() && *meta) std::erase_if(acked_, [&](const auto& kv) { return kv.first < (*meta)->epoch; });
+  if (meta.ok() && *meta)
+    std::erase_if(acked_, [&](const auto& kv) { return kv.first < (*meta)->epoch; });
   return released;
 }
 

@@ -21,11 +21,11 @@ namespace {
 struct StepState {
   std::uint32_t job_id = 0;
   std::uint32_t step_id = 0;
-  std::optional<std::string> socket;          // where accel-agentd listens
-  std::optional<std::string> socket_problem;  // why that is unknown
-  std::string asked;                          // see describeAsk(); empty: nothing
-  std::optional<std::string> refusal;         // the tasks fail with this
-  bool daemon_timed_out = false;              // do not make every task wait again
+  std::optional<std::string> socket;                     // where accel-agentd listens
+  std::optional<std::string> socket_problem;             // why that is unknown
+  std::string asked;                                     // see describeAsk(); empty: nothing
+  std::optional<std::string> refusal;                    // the tasks fail with this
+  bool daemon_timed_out = false;                         // do not make every task wait again
   std::vector<std::pair<std::string, std::string>> env;  // what the daemon gave the tasks
   std::vector<std::string> warnings;                     // for the job's output
   int exit_code = 0;

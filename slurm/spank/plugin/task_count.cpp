@@ -29,7 +29,8 @@ using IsSetFn = bool (*)(void* opt, const char* name);
 // share; checked on 22.05. Other versions are not trusted with the guess.
 bool knownVersion(spank_t sp) {
   const char* major = nullptr;
-  if (spank_get_item(sp, S_SLURM_VERSION_MAJOR, &major) != ESPANK_SUCCESS || major == nullptr) return false;
+  if (spank_get_item(sp, S_SLURM_VERSION_MAJOR, &major) != ESPANK_SUCCESS || major == nullptr)
+    return false;
   int m = std::atoi(major);
   return m >= 20 && m <= 24;
 }

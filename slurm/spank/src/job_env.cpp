@@ -36,10 +36,11 @@ Status readTime(const Reader& env, RawOptions* raw, bool* from_default) {
   auto time = env.get(kEnvApplianceTime);
   auto source = env.get(kEnvApplianceTimeSource);
   if (source && *source != "option" && *source != "default")
-    return refuse(Reader::shown(kEnvApplianceTimeSource, *source) + ": neither 'option' nor 'default'");
+    return refuse(Reader::shown(kEnvApplianceTimeSource, *source) +
+                  ": neither 'option' nor 'default'");
   if (source && !time)
-    return refuse(Reader::shown(kEnvApplianceTimeSource, *source) + " without " + std::string(kJobEnvPrefix) +
-                  kEnvApplianceTime);
+    return refuse(Reader::shown(kEnvApplianceTimeSource, *source) + " without " +
+                  std::string(kJobEnvPrefix) + kEnvApplianceTime);
   *from_default = source && *source == "default";
   if (time) raw->job_time_sec = *time;
   return okStatus();
@@ -55,15 +56,15 @@ Status readSignal(const Reader& env, RawOptions* raw) {
   if (batch && *batch != "1")
     return refuse(Reader::shown(kEnvApplianceSignalBatch, *batch) + ": not 1");
   if (batch && !sig)
-    return refuse(Reader::shown(kEnvApplianceSignalBatch, *batch) + " without " + std::string(kJobEnvPrefix) +
-                  kEnvApplianceSignal);
+    return refuse(Reader::shown(kEnvApplianceSignalBatch, *batch) + " without " +
+                  std::string(kJobEnvPrefix) + kEnvApplianceSignal);
   if (!sig && !lead) return okStatus();
   if (!sig)
-    return refuse(Reader::shown(kEnvApplianceSignalLead, *lead) + " without " + std::string(kJobEnvPrefix) +
-                  kEnvApplianceSignal);
+    return refuse(Reader::shown(kEnvApplianceSignalLead, *lead) + " without " +
+                  std::string(kJobEnvPrefix) + kEnvApplianceSignal);
   if (!lead)
-    return refuse(Reader::shown(kEnvApplianceSignal, *sig) + " without " + std::string(kJobEnvPrefix) +
-                  kEnvApplianceSignalLead);
+    return refuse(Reader::shown(kEnvApplianceSignal, *sig) + " without " +
+                  std::string(kJobEnvPrefix) + kEnvApplianceSignalLead);
   // An '@' in the signal would smuggle in a lead of its own, a ':' a target.
   if (sig->find_first_of("@:") != std::string::npos)
     return refuse(Reader::shown(kEnvApplianceSignal, *sig) + ": not a signal");
@@ -76,7 +77,8 @@ Result<std::uint32_t> readNtasks(const Reader& env) {
   if (!text) return 0u;
   ParsedNumber n = parseWholeNumber(*text, kMaxTasksOnNode);
   if (n.problem == NumberProblem::kNone && n.value >= 1) return static_cast<std::uint32_t>(n.value);
-  const std::string why = n.problem == NumberProblem::kNone ? "zero tasks" : std::string(describe(n.problem));
+  const std::string why =
+      n.problem == NumberProblem::kNone ? "zero tasks" : std::string(describe(n.problem));
   return refuse(Reader::shown(kEnvNtasks, *text) + ": " + why + "; a job has 1 to " +
                 std::to_string(kMaxTasksOnNode) + " tasks on a node");
 }
@@ -104,7 +106,8 @@ Result<JobEnvOptions> readJobEnv(const JobEnvLookup& lookup, const SiteLimits& l
   return out;
 }
 
-SiteLimits nodeSiteLimits(const AccelConfig& config, const std::string& accel_conf_path, bool want_ipus) {
+SiteLimits nodeSiteLimits(const AccelConfig& config, const std::string& accel_conf_path,
+                          bool want_ipus) {
   SiteLimits limits;
   limits.accel_conf_path = accel_conf_path;
   limits.appliance_time_max = config.appliance_time_max;

@@ -1,10 +1,9 @@
 #include "accel/spank/step_logic.h"
 
-#include <cstdlib>
-
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace accel::spank {
 namespace {

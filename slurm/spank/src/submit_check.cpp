@@ -69,7 +69,8 @@ Result<std::uint32_t> checkIpus(const std::string& text, const SiteLimits& limit
     while (below * 2 < n.value) below *= 2;
     std::string sizes = std::to_string(below);
     if (below * 2 <= max) sizes += " or " + std::to_string(below * 2);
-    return refuse(me + ": IPU partitions hold a power of two of IPUs (1, 2, 4, 8, ...); give " + sizes);
+    return refuse(me + ": IPU partitions hold a power of two of IPUs (1, 2, 4, 8, ...); give " +
+                  sizes);
   }
   return static_cast<std::uint32_t>(n.value);
 }
@@ -196,12 +197,12 @@ std::vector<std::pair<std::string, std::string>> prologEnv(const JobOptions& opt
     env.emplace_back(kEnvApplianceTime, std::to_string(*options.appliance_time_sec));
     // The Prolog must tell a limit the user asked for from the site's
     // default: only the first makes the job depend on the agent being up.
-    env.emplace_back(kEnvApplianceTimeSource, options.appliance_time_from_default ? "default" : "option");
+    env.emplace_back(kEnvApplianceTimeSource,
+                     options.appliance_time_from_default ? "default" : "option");
   }
   if (options.appliance_signal != 0) {
     env.emplace_back(kEnvApplianceSignal, std::to_string(options.appliance_signal));
-    env.emplace_back(kEnvApplianceSignalLead,
-                     std::to_string(options.appliance_signal_lead_sec));
+    env.emplace_back(kEnvApplianceSignalLead, std::to_string(options.appliance_signal_lead_sec));
     if (options.appliance_signal_batch) env.emplace_back(kEnvApplianceSignalBatch, "1");
   }
   return env;

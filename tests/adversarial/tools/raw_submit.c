@@ -12,13 +12,12 @@
  * Prints the job id; exits 1 when the submission fails, 2 on bad usage.
  */
 #include <slurm/slurm_errno.h>
-
-#include "accel/slurm/slurm_compat.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "accel/slurm/slurm_compat.h"
 
 extern char** environ;
 
@@ -37,13 +36,18 @@ int main(int argc, char** argv) {
   int opt;
   while ((opt = getopt(argc, argv, "J:o:s:")) != -1) {
     switch (opt) {
-      case 'J': name = optarg; break;
-      case 'o': output = optarg; break;
+      case 'J':
+        name = optarg;
+        break;
+      case 'o':
+        output = optarg;
+        break;
       case 's':
         if (nspank == kMaxSpankVars || strchr(optarg, '=') == NULL) return usage();
         spank[nspank++] = optarg;
         break;
-      default: return usage();
+      default:
+        return usage();
     }
   }
   if (name == NULL || output == NULL || optind + 1 != argc) return usage();

@@ -17,9 +17,9 @@ struct ApplianceJob {
   std::string id;                             // wsjob-<22 of [a-z0-9]>
   std::map<std::string, std::string> labels;  // at least slurm-job-id
   int systems = 0;                            // CS-X systems; 0 means a compile job
-  std::string user;     // the submitter's name
-  long long uid = -1;   // the submitter's uid; -1: not recorded
-  double create_time = 0;  // epoch seconds, CLOCK_REALTIME
+  std::string user;                           // the submitter's name
+  long long uid = -1;                         // the submitter's uid; -1: not recorded
+  double create_time = 0;                     // epoch seconds, CLOCK_REALTIME
   double queue_seconds = 0;
   double run_seconds = 0;
   bool will_fail = false;

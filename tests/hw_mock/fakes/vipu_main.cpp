@@ -219,7 +219,8 @@ Status checkSecureFiles(const Args& a) {
 // (VIPU_CLI_API_ACCESS_KEY), which keeps it out of `ps` output.
 Status checkSecureMode(const Args& given, const std::string& dir) {
   Args a = given;
-  if (const char* key = std::getenv("VIPU_CLI_API_ACCESS_KEY"); key && a.values.count("--api-access-key") == 0)
+  if (const char* key = std::getenv("VIPU_CLI_API_ACCESS_KEY");
+      key && a.values.count("--api-access-key") == 0)
     a.values["--api-access-key"] = key;
   auto secure = readText(dir + "/secure");
   if (!secure.ok()) return secure.error();

@@ -1,11 +1,10 @@
 // Appliance time accounting and the limit's deadlines, on an injected clock.
 #include "accel/agent/appliance_budget.h"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <atomic>
-
-#include <gtest/gtest.h>
 
 #include "accel/agent/job_manager.h"
 #include "accel/agent/per_job_cap.h"
@@ -20,7 +19,8 @@ using appliance::ApplianceState;
 constexpr int64_t kSec = 1'000'000'000;
 constexpr int64_t kT0 = 1'800'000'000 * kSec;  // an arbitrary wall-clock instant
 
-ApplianceJob applianceJob(const std::string& id, ApplianceState state, int64_t start, int64_t end = 0) {
+ApplianceJob applianceJob(const std::string& id, ApplianceState state, int64_t start,
+                          int64_t end = 0) {
   ApplianceJob j;
   j.id = id;
   j.slurm_job_id = 7;
@@ -32,7 +32,8 @@ ApplianceJob applianceJob(const std::string& id, ApplianceState state, int64_t s
 }
 
 LimitPolicy policy(int64_t limit_sec, int32_t signal = 0, uint32_t lead = 0) {
-  return LimitPolicy{.limit_sec = limit_sec, .signal = signal, .lead_sec = lead, .grace_ns = 30 * kSec};
+  return LimitPolicy{
+      .limit_sec = limit_sec, .signal = signal, .lead_sec = lead, .grace_ns = 30 * kSec};
 }
 
 TEST(ApplianceBudgetTest, QueueTimeNeverCountsAndOverlapsCountOnce) {
@@ -40,9 +41,12 @@ TEST(ApplianceBudgetTest, QueueTimeNeverCountsAndOverlapsCountOnce) {
   EXPECT_FALSE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kQueued, 0)));
   EXPECT_EQ(usedNs(b, kT0 + 100 * kSec), 0);
   // Runs 20 s after creation, for 10 s; a second job overlaps its last 5 s.
-  EXPECT_TRUE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kSucceeded, kT0 + 20 * kSec, kT0 + 30 * kSec)));
-  EXPECT_TRUE(noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kRunning, kT0 + 25 * kSec)));
-  EXPECT_FALSE(noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kRunning, kT0 + 25 * kSec)));
+  EXPECT_TRUE(noteApplianceJob(
+      b, applianceJob("wsjob-a", ApplianceState::kSucceeded, kT0 + 20 * kSec, kT0 + 30 * kSec)));
+  EXPECT_TRUE(
+      noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kRunning, kT0 + 25 * kSec)));
+  EXPECT_FALSE(
+      noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kRunning, kT0 + 25 * kSec)));
   EXPECT_EQ(usedNs(b, kT0 + 40 * kSec), 20 * kSec);  // 20..40, once
 }
 
@@ -70,7 +74,8 @@ TEST(ApplianceBudgetTest, AJobThatStopsMovesTheDeadlineAwayAndTheNextBringsItBac
   ApplianceBudget b;
   noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kRunning, kT0));
   noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kSucceeded, kT0, kT0 + 4 * kSec));
-  EXPECT_EQ(limitTimes(b, policy(10), kT0 + 100 * kSec).earliest(), 0) << "idle with 6 s left: nothing due";
+  EXPECT_EQ(limitTimes(b, policy(10), kT0 + 100 * kSec).earliest(), 0)
+      << "idle with 6 s left: nothing due";
   noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kRunning, kT0 + 50 * kSec));
   EXPECT_EQ(limitTimes(b, policy(10), kT0 + 51 * kSec).enforce_ns, kT0 + 56 * kSec);
 }
@@ -109,7 +114,8 @@ TEST(ApplianceBudgetTest, TimeCarriedFromEarlierRunsShortensTheLimit) {
   EXPECT_EQ(usedNs(b, kT0 + 2 * kSec), 2 * kSec) << "this run's own time";
   ApplianceBudget spent;
   spent.carried_ns = 12 * kSec;
-  EXPECT_EQ(dueAction(spent, policy(10, 10, 3), kT0), LimitAction::kNone) << "idle: nothing to stop yet";
+  EXPECT_EQ(dueAction(spent, policy(10, 10, 3), kT0), LimitAction::kNone)
+      << "idle: nothing to stop yet";
   EXPECT_TRUE(noteLocalSteps(spent, true, kT0));
   EXPECT_EQ(dueAction(spent, policy(10, 10, 3), kT0), LimitAction::kWarn);
   spent.warned_ns = kT0;
@@ -132,7 +138,8 @@ TEST(ApplianceBudgetTest, RecordKeepsTheBudgetAndRefusesAMalformedRun) {
   auto back = decodeRecord(encodeRecord(r));
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_EQ(back->budget, r.budget);
-  auto bad = decodeRecord(R"({"job_id":7,"uid":1,"gid":1,"phase":"ready","appliance_runs":[["wsjob-a",1]]})");
+  auto bad = decodeRecord(
+      R"({"job_id":7,"uid":1,"gid":1,"phase":"ready","appliance_runs":[["wsjob-a",1]]})");
   EXPECT_FALSE(bad.ok());
   auto old = decodeRecord(R"({"job_id":7,"uid":1,"gid":1,"phase":"ready"})");
   ASSERT_TRUE(old.ok());
@@ -144,10 +151,12 @@ TEST(ApplianceBudgetTest, RecordKeepsTheBudgetAndRefusesAMalformedRun) {
 // read as still queued leaves it open.
 TEST(ApplianceBudgetTest, APlaceholderRunEndsWhenItsJobIsReadOverWithoutAStart) {
   ApplianceBudget b;
-  ASSERT_TRUE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kRunning, kT0)));  // the placeholder
+  ASSERT_TRUE(noteApplianceJob(
+      b, applianceJob("wsjob-a", ApplianceState::kRunning, kT0)));  // the placeholder
   EXPECT_FALSE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kQueued, 0)));
   EXPECT_EQ(usedNs(b, kT0 + 5 * kSec), 5 * kSec);
-  EXPECT_TRUE(noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kCancelled, 0, kT0 + 7 * kSec)));
+  EXPECT_TRUE(
+      noteApplianceJob(b, applianceJob("wsjob-a", ApplianceState::kCancelled, 0, kT0 + 7 * kSec)));
   EXPECT_EQ(usedNs(b, kT0 + 100 * kSec), 7 * kSec);
   EXPECT_FALSE(noteApplianceJob(b, applianceJob("wsjob-b", ApplianceState::kCancelled, 0, kT0)))
       << "a job never seen running adds nothing";
@@ -166,7 +175,8 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
   d.name = "cuda0";
   inv.devices.push_back(d);
   auto make = [&] {
-    auto m = std::make_unique<JobManager>(JobStore(root + "/state"), inv, std::vector<std::unique_ptr<JobStep>>{},
+    auto m = std::make_unique<JobManager>(JobStore(root + "/state"), inv,
+                                          std::vector<std::unique_ptr<JobStep>>{},
                                           [&] { return now.load(); });
     EXPECT_TRUE(m->recover().ok());
     return m;
@@ -201,7 +211,8 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
   ASSERT_TRUE(second.ok());
   EXPECT_FALSE(*second);
   EXPECT_EQ(rec->surrogate_steps, std::vector<uint32_t>{3});
-  EXPECT_EQ(limitTimes(rec->budget, limitPolicy(rec->spec, 30 * kSec), now).enforce_ns, kT0 + 15 * kSec);
+  EXPECT_EQ(limitTimes(rec->budget, limitPolicy(rec->spec, 30 * kSec), now).enforce_ns,
+            kT0 + 15 * kSec);
   now = kT0 + 8 * kSec;
   ASSERT_TRUE(again->stepEnded(9, 0).ok());
   EXPECT_EQ(usedNs(again->job(9)->budget, kT0 + 100 * kSec), 3 * kSec);
@@ -217,7 +228,8 @@ TEST(ApplianceBudgetTest, SurrogateStepsAndTheStepsTheySpareAreCapped) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string root = tmpl;
   Inventory inv;
-  JobManager m(JobStore(root + "/state"), inv, std::vector<std::unique_ptr<JobStep>>{}, [] { return kT0; });
+  JobManager m(JobStore(root + "/state"), inv, std::vector<std::unique_ptr<JobStep>>{},
+               [] { return kT0; });
   ASSERT_TRUE(m.recover().ok());
   JobRequestSpec spec;
   spec.job_id = 9;
@@ -232,7 +244,8 @@ TEST(ApplianceBudgetTest, SurrogateStepsAndTheStepsTheySpareAreCapped) {
   auto known = m.claimSurrogate(9, "wsjob-0");  // already has its step: no error
   ASSERT_TRUE(known.ok());
   EXPECT_FALSE(*known);
-  for (uint32_t step = 0; step < kMaxSurrogateStepsPerJob; ++step) ASSERT_TRUE(m.surrogateStepStarted(9, step).ok());
+  for (uint32_t step = 0; step < kMaxSurrogateStepsPerJob; ++step)
+    ASSERT_TRUE(m.surrogateStepStarted(9, step).ok());
   EXPECT_TRUE(m.surrogateStepStarted(9, 3).ok()) << "a report again is no change";
   EXPECT_EQ(m.surrogateStepStarted(9, 1000).error().code(), ErrorCode::kConflict);
   auto rec = m.job(9);
@@ -249,7 +262,8 @@ TEST(ApplianceBudgetTest, SparedStepsAreCappedWhateverTheRecordHolds) {
   r.spec.job_id = 9;
   r.surrogate_steps = {4, 5, 6};
   EXPECT_EQ(sparedSteps(r), (std::vector<uint32_t>{4, 5, 6}));
-  for (uint32_t i = 0; i < 200; ++i) r.surrogate_steps.push_back(100 + i);  // an older record, before the cap
+  for (uint32_t i = 0; i < 200; ++i)
+    r.surrogate_steps.push_back(100 + i);  // an older record, before the cap
   auto spared = sparedSteps(r);
   ASSERT_EQ(spared.size(), kMaxSurrogateStepsPerJob);
   EXPECT_EQ(spared.front(), 4u);

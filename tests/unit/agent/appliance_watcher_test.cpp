@@ -37,8 +37,8 @@ class FakeAppliance : public appliance::ApplianceClient {
   std::atomic<int> polls{0};
 };
 
-ApplianceJob job(std::string id, uint32_t slurm, ApplianceState st, uint32_t systems, int64_t start = 0,
-                 int64_t end = 0) {
+ApplianceJob job(std::string id, uint32_t slurm, ApplianceState st, uint32_t systems,
+                 int64_t start = 0, int64_t end = 0) {
   ApplianceJob j;
   j.id = std::move(id);
   j.slurm_job_id = slurm;
@@ -51,15 +51,21 @@ ApplianceJob job(std::string id, uint32_t slurm, ApplianceState st, uint32_t sys
   return j;
 }
 
-LiveJob liveJob(uint32_t id, uint32_t uid = 1001, std::string user = "alice") { return {id, uid, std::move(user)}; }
+LiveJob liveJob(uint32_t id, uint32_t uid = 1001, std::string user = "alice") {
+  return {id, uid, std::move(user)};
+}
 
 struct ApplianceWatcherTest : ::testing::Test {
   std::shared_ptr<FakeAppliance> fake = std::make_shared<FakeAppliance>();
   std::vector<LiveJob> live = {liveJob(65)};
   std::vector<ApplianceJob> changes, ignored;
   int64_t now = 100 * kSec;
-  ApplianceWatcher w{fake, 50ms, [this] { return live; }, [this](const ApplianceJob& j) { changes.push_back(j); },
-                     [this] { return now; }, [this](const ApplianceJob& j) { ignored.push_back(j); }};
+  ApplianceWatcher w{fake,
+                     50ms,
+                     [this] { return live; },
+                     [this](const ApplianceJob& j) { changes.push_back(j); },
+                     [this] { return now; },
+                     [this](const ApplianceJob& j) { ignored.push_back(j); }};
 };
 
 TEST(ApplianceSeconds, CountsRunningTimeOnceAndNeverTheQueue) {
@@ -67,20 +73,23 @@ TEST(ApplianceSeconds, CountsRunningTimeOnceAndNeverTheQueue) {
   // Queued only: nothing.
   EXPECT_EQ(applianceSeconds({job("a", 1, ApplianceState::kQueued, 1)}, 100 * kSec), 0.0);
   // Ran 10..30, still running from 20: the overlap counts once, up to now=50.
-  EXPECT_DOUBLE_EQ(applianceSeconds({job("a", 1, ApplianceState::kSucceeded, 0, 10 * kSec, 30 * kSec),
-                                     job("b", 1, ApplianceState::kRunning, 1, 20 * kSec)},
-                                    50 * kSec),
-                   40.0);
+  EXPECT_DOUBLE_EQ(
+      applianceSeconds({job("a", 1, ApplianceState::kSucceeded, 0, 10 * kSec, 30 * kSec),
+                        job("b", 1, ApplianceState::kRunning, 1, 20 * kSec)},
+                       50 * kSec),
+      40.0);
   // Two runs with a gap between them: the gap does not count.
-  EXPECT_DOUBLE_EQ(applianceSeconds({job("a", 1, ApplianceState::kSucceeded, 0, 10 * kSec, 20 * kSec),
-                                     job("b", 1, ApplianceState::kFailed, 1, 40 * kSec, 45 * kSec)},
-                                    100 * kSec),
-                   15.0);
+  EXPECT_DOUBLE_EQ(
+      applianceSeconds({job("a", 1, ApplianceState::kSucceeded, 0, 10 * kSec, 20 * kSec),
+                        job("b", 1, ApplianceState::kFailed, 1, 40 * kSec, 45 * kSec)},
+                       100 * kSec),
+      15.0);
 }
 
 TEST_F(ApplianceWatcherTest, ReportsNewJobsAndStateChangesOnly) {
   now = 80 * kSec;
-  fake->list = {job("wsjob-a", 65, ApplianceState::kQueued, 1), job("wsjob-other", 66, ApplianceState::kRunning, 2)};
+  fake->list = {job("wsjob-a", 65, ApplianceState::kQueued, 1),
+                job("wsjob-other", 66, ApplianceState::kRunning, 2)};
   ASSERT_TRUE(w.pollOnce().ok());
   now = 85 * kSec;
   ASSERT_EQ(changes.size(), 1u) << "only the live Slurm job's appliance work";
@@ -167,7 +176,8 @@ TEST_F(ApplianceWatcherTest, AppliancesTimesAreKeptWithinWhatTheNodeSaw) {
   ASSERT_TRUE(w.pollOnce().ok());
   // Started (appliance clock an hour behind) between the node's 1000 s and 1001 s.
   now = t0 + 1001 * kSec;
-  fake->list[0] = job("wsjob-a", 65, ApplianceState::kRunning, 1, t0 + 1000 * kSec + kSec / 2 - hour);
+  fake->list[0] =
+      job("wsjob-a", 65, ApplianceState::kRunning, 1, t0 + 1000 * kSec + kSec / 2 - hour);
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(w.jobsOf(65).size(), 1u);
   EXPECT_EQ(w.jobsOf(65)[0].start_ns, t0 + 1000 * kSec) << "not an hour early";
@@ -179,13 +189,15 @@ TEST_F(ApplianceWatcherTest, AppliancesTimesAreKeptWithinWhatTheNodeSaw) {
   EXPECT_EQ(w.jobsOf(65)[0].start_ns, t0 + 1000 * kSec);
   // Ended, by the appliance's clock an hour ahead: no later than the answer.
   now = t0 + 1006 * kSec;
-  fake->list[0] = job("wsjob-a", 65, ApplianceState::kSucceeded, 1, t0 + 900 * kSec, t0 + 1005 * kSec + hour);
+  fake->list[0] =
+      job("wsjob-a", 65, ApplianceState::kSucceeded, 1, t0 + 900 * kSec, t0 + 1005 * kSec + hour);
   ASSERT_TRUE(w.pollOnce().ok());
   EXPECT_EQ(w.jobsOf(65)[0].end_ns, t0 + 1006 * kSec);
   EXPECT_DOUBLE_EQ(w.secondsOf(65), 6.0);
   // A second job whose clocks agree with the node's keeps its exact times.
   now = t0 + 1010 * kSec;
-  fake->list.push_back(job("wsjob-b", 65, ApplianceState::kRunning, 1, t0 + 1007 * kSec + kSec / 4));
+  fake->list.push_back(
+      job("wsjob-b", 65, ApplianceState::kRunning, 1, t0 + 1007 * kSec + kSec / 4));
   ASSERT_TRUE(w.pollOnce().ok());
   auto both = w.jobsOf(65);
   ASSERT_EQ(both.size(), 2u);
@@ -210,7 +222,8 @@ TEST_F(ApplianceWatcherTest, AnotherUsersJobWithThisJobsLabelIsIgnoredAndToldOnc
   nameless.uid = -1;
   auto by_name = job("wsjob-byname", 65, ApplianceState::kQueued, 1);
   by_name.uid = -1;  // an appliance that reports names only: the name decides
-  fake->list = {evil, job("wsjob-own", 65, ApplianceState::kRunning, 1, 95 * kSec), nameless, by_name};
+  fake->list = {evil, job("wsjob-own", 65, ApplianceState::kRunning, 1, 95 * kSec), nameless,
+                by_name};
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(changes.size(), 2u);
   EXPECT_EQ(changes[0].id, "wsjob-own");
@@ -239,7 +252,8 @@ TEST_F(ApplianceWatcherTest, AnotherUsersJobWithThisJobsLabelIsIgnoredAndToldOnc
 TEST(ApplianceAttribution, OwnedEntriesPerJobAreCappedAndTheRestCountAsOne) {
   std::vector<ApplianceJob> listed;
   for (size_t i = 0; i < kMaxApplianceJobsPerJob + 10; ++i)
-    listed.push_back(job("wsjob-" + std::to_string(i), 65, ApplianceState::kSucceeded, 0, kSec, 2 * kSec));
+    listed.push_back(
+        job("wsjob-" + std::to_string(i), 65, ApplianceState::kSucceeded, 0, kSec, 2 * kSec));
   listed.push_back(job("wsjob-other", 66, ApplianceState::kRunning, 1, kSec));
   listed.push_back(job("wsjob-notlive", 67, ApplianceState::kRunning, 1, kSec));
   auto a = attribute(listed, {liveJob(65), liveJob(66)});

@@ -4,9 +4,8 @@
 // follower's clock and sleep are the test's, so waiting takes no time.
 #include "accel/agent/ipu_partition_step.h"
 
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <functional>
 #include <map>
@@ -32,7 +31,8 @@ class FakePartitionController : public ipu::PartitionController {
   Status create(const ipu::PartitionSpec& spec) override {
     std::lock_guard<std::mutex> g(mu_);
     ++creates;
-    if (parts.count(spec.name) != 0) return Error(ErrorCode::kConflict, spec.name + " already exists");
+    if (parts.count(spec.name) != 0)
+      return Error(ErrorCode::kConflict, spec.name + " already exists");
     parts[spec.name] = spec;
     return okStatus();
   }
@@ -50,7 +50,8 @@ class FakePartitionController : public ipu::PartitionController {
     if (it == parts.end()) return Error(ErrorCode::kNotFound, "partition '" + name + "' not found");
     std::vector<ipu::GcdConfig> out;
     for (uint32_t i = 0; i < it->second.gcds; ++i)
-      out.push_back({i, "{\"partition_id\": \"" + name + "\", \"gcd_index\": " + std::to_string(i) + "}\n"});
+      out.push_back(
+          {i, "{\"partition_id\": \"" + name + "\", \"gcd_index\": " + std::to_string(i) + "}\n"});
     return out;
   }
   std::string describe() const override { return "fake vipu"; }
@@ -88,7 +89,7 @@ struct Node {
   int sleeps = 0;
   std::vector<milliseconds> pauses;
   milliseconds first_interval = 150ms;  // a steady 150 ms unless a test says otherwise
-  std::function<void()> on_sleep;  // runs at each sleep (another node's prolog)
+  std::function<void()> on_sleep;       // runs at each sleep (another node's prolog)
   bool fail_after = false;
 };
 
@@ -134,8 +135,8 @@ class IpuPartitionStepTest : public ::testing::Test {
     steps.push_back(std::make_unique<FailingStep>(&n.fail_after));
     steps.push_back(std::make_unique<EnvFileStep>());
     n.manager.reset();
-    n.manager = std::make_unique<JobManager>(JobStore(n.root + "/state"), Inventory{}, std::move(steps),
-                                             [] { return int64_t{1000}; });
+    n.manager = std::make_unique<JobManager>(JobStore(n.root + "/state"), Inventory{},
+                                             std::move(steps), [] { return int64_t{1000}; });
     auto r = n.manager->recover();
     EXPECT_TRUE(r.ok());
   }
@@ -155,15 +156,21 @@ class IpuPartitionStepTest : public ::testing::Test {
     return s;
   }
 
-  static std::map<std::string, std::string> envOf(const JobRecord& r) { return {r.env.begin(), r.env.end()}; }
-  static bool exists(const std::string& p) { struct stat st {}; return lstat(p.c_str(), &st) == 0; }
+  static std::map<std::string, std::string> envOf(const JobRecord& r) {
+    return {r.env.begin(), r.env.end()};
+  }
+  static bool exists(const std::string& p) {
+    struct stat st {};
+    return lstat(p.c_str(), &st) == 0;
+  }
   static std::string read(const std::string& p) {
     auto t = readFileNoFollow(p);
     return t.ok() ? *t : "";
   }
 
   std::string root_;
-  std::shared_ptr<FakePartitionController> controller_ = std::make_shared<FakePartitionController>();
+  std::shared_ptr<FakePartitionController> controller_ =
+      std::make_shared<FakePartitionController>();
   std::map<std::string, Node> nodes_;
 };
 
@@ -180,7 +187,8 @@ TEST_F(IpuPartitionStepTest, LeaderMakesThePartitionOnceAndTheFollowerWaitsForIt
   auto f = follower.manager->prolog(spec("sbn2", 1));  // one task here; the partition has two GCDs
   ASSERT_TRUE(f.ok()) << f.error().message();
   EXPECT_EQ(controller_->creates, 1);
-  EXPECT_EQ(controller_->removes, 0) << "nothing was left over, so nothing was removed before making it";
+  EXPECT_EQ(controller_->removes, 0)
+      << "nothing was left over, so nothing was removed before making it";
   EXPECT_EQ(controller_->parts.at("p42").gcds, 2u);
   EXPECT_EQ(follower.sleeps, 3);
   EXPECT_EQ(controller_->gets, 4 + 1);  // the follower's polls and the leader's read
@@ -193,7 +201,8 @@ TEST_F(IpuPartitionStepTest, LeaderMakesThePartitionOnceAndTheFollowerWaitsForIt
     const std::string dir = n->root + "/ipuof/42";
     for (uint32_t g : {0u, 1u}) {
       const std::string file = dir + "/ipuof-gcd" + std::to_string(g) + ".conf";
-      EXPECT_EQ(read(file), "{\"partition_id\": \"p42\", \"gcd_index\": " + std::to_string(g) + "}\n");
+      EXPECT_EQ(read(file),
+                "{\"partition_id\": \"p42\", \"gcd_index\": " + std::to_string(g) + "}\n");
       struct stat st {};
       ASSERT_EQ(stat(file.c_str(), &st), 0);
       EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -216,7 +225,8 @@ TEST_F(IpuPartitionStepTest, FollowerGivesUpInTimeNamingTheLeaderAndLeavesNothin
   ASSERT_FALSE(f.ok());
   // kInvalidArgument: the job fails, this node stays in service.
   EXPECT_EQ(f.error().code(), ErrorCode::kInvalidArgument) << f.error().message();
-  EXPECT_NE(f.error().message().find("partition p42 was not made by the job's first node sbn1 within 2 s"),
+  EXPECT_NE(f.error().message().find(
+                "partition p42 was not made by the job's first node sbn1 within 2 s"),
             std::string::npos)
       << f.error().message();
   // Bounded: polls every 150 ms up to the budget, not a moment longer.
@@ -243,7 +253,8 @@ TEST_F(IpuPartitionStepTest, FollowerPollsSoonAtFirstThenBacksOffToTheInterval) 
   std::vector<milliseconds> first(follower.pauses.begin(), follower.pauses.begin() + 8);
   EXPECT_EQ(first, (std::vector<milliseconds>{10ms, 15ms, 22ms, 33ms, 49ms, 73ms, 109ms, 150ms}));
   for (size_t i = 7; i + 1 < follower.pauses.size(); ++i) EXPECT_EQ(follower.pauses[i], 150ms) << i;
-  EXPECT_EQ(follower.now - std::chrono::steady_clock::time_point{}, 2000ms) << "still bounded by the budget";
+  EXPECT_EQ(follower.now - std::chrono::steady_clock::time_point{}, 2000ms)
+      << "still bounded by the budget";
 }
 
 // A follower learns how long its leaders take: after a wait of 25 ms its next
@@ -281,7 +292,8 @@ TEST_F(IpuPartitionStepTest, AFollowersFirstAskWaitsThreeQuartersOfItsLastWait) 
   int gets = controller_->gets;
   auto begun = clock();
   ASSERT_TRUE(follower.manager->prolog(job("sbn2", 43)).ok());
-  EXPECT_EQ(follower.pauses, (std::vector<milliseconds>{18ms})) << "25 * 3 / 4, in whole milliseconds";
+  EXPECT_EQ(follower.pauses, (std::vector<milliseconds>{18ms}))
+      << "25 * 3 / 4, in whole milliseconds";
   EXPECT_EQ(controller_->gets - gets, 1 + 1) << "the leader's read and the follower's one ask";
   EXPECT_EQ(clock() - begun, 18ms);
 
@@ -313,7 +325,8 @@ TEST_F(IpuPartitionStepTest, OnlyTheLeadersEpilogRemovesThePartition) {
   ASSERT_TRUE(follower.manager->epilog(42).ok());
   EXPECT_EQ(controller_->removes, removes);
   EXPECT_EQ(controller_->parts.count("p42"), 1u);
-  EXPECT_FALSE(exists(follower.root + "/ipuof/42")) << "the follower's files went with its job directory";
+  EXPECT_FALSE(exists(follower.root + "/ipuof/42"))
+      << "the follower's files went with its job directory";
   EXPECT_TRUE(exists(leader.root + "/ipuof/42/ipuof-gcd0.conf"));
   ASSERT_TRUE(leader.manager->epilog(42).ok());
   EXPECT_EQ(controller_->removes, removes + 1);
@@ -367,7 +380,8 @@ TEST_F(IpuPartitionStepTest, AJobOnOneNodeIsMadeAsBeforeAndTheGcdCountIsCheckedT
   ASSERT_TRUE(controller_->create({.name = "p42", .ipus = 8, .gcds = 4, .replicas = 0}).ok());
   auto r = only.manager->prolog(s);
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(controller_->creates, 1 + 2) << "the test's, then the leader's: refused (the name is taken), made anew";
+  EXPECT_EQ(controller_->creates, 1 + 2)
+      << "the test's, then the leader's: refused (the name is taken), made anew";
   EXPECT_EQ(controller_->removes, 1) << "the leftover, found taken by the create";
   EXPECT_EQ(controller_->parts.at("p42").gcds, 2u);
   EXPECT_EQ(controller_->parts.at("p42").ipus, 4u);
@@ -415,15 +429,19 @@ TEST(JobNodesTest, TheRecordKeepsTheJobsNodesAndAnOldRecordLoadsAsLedHere) {
   EXPECT_FALSE(leadsJob(back->spec));
   // Written before jobs spanned nodes: no such keys.
   auto old = decodeRecord(
-      "{\"format\":1,\"job_id\":7,\"uid\":1,\"gid\":1,\"user\":\"u\",\"ipus\":4,\"phase\":\"ready\","
+      "{\"format\":1,\"job_id\":7,\"uid\":1,\"gid\":1,\"user\":\"u\",\"ipus\":4,\"phase\":"
+      "\"ready\","
       "\"ipu_partition\":\"p7\",\"prolog_started_ns\":5}");
   ASSERT_TRUE(old.ok()) << old.error().message();
   EXPECT_EQ(old->spec.node, "");
   EXPECT_EQ(old->spec.node_list, "");
   EXPECT_EQ(old->spec.node_count, 0u);
   EXPECT_TRUE(leadsJob(old->spec));
-  EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"node_count\":-2}").ok());
-  EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"node_list\":3}").ok());
+  EXPECT_FALSE(
+      decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"node_count\":-2}")
+          .ok());
+  EXPECT_FALSE(
+      decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"node_list\":3}").ok());
 }
 
 }  // namespace

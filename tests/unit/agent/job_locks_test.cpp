@@ -43,7 +43,8 @@ TEST(JobLocks, OneJobIsSerialized) {
         JobLocks::Guard g(locks, 7);
         int now = ++inside;
         int seen = most.load();
-        while (now > seen && !most.compare_exchange_weak(seen, now)) {}
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
         --inside;
       }
     });

@@ -1,15 +1,13 @@
 #include "accel/agent/job_manager.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
-
-#include <gtest/gtest.h>
-
-#include <map>
 
 #include "accel/agent/env_file_step.h"
 #include "accel/agent/job_dir_step.h"
@@ -99,7 +97,10 @@ class JobManagerTest : public ::testing::Test {
     return s;
   }
 
-  bool exists(const std::string& p) { struct stat st {}; return lstat(p.c_str(), &st) == 0; }
+  bool exists(const std::string& p) {
+    struct stat st {};
+    return lstat(p.c_str(), &st) == 0;
+  }
 
   std::string root_;
   FakeResource res_;
@@ -157,12 +158,16 @@ TEST_F(JobManagerTest, PrologMakesEverythingAndEpilogRemovesIt) {
   EXPECT_NE(text->find("export ACCEL_JOB_DIR='" + dir + "'\n"), std::string::npos) << *text;
   bool saw_devices = false;
   for (auto& [k, v] : r->env)
-    if (k == "ACCEL_DEVICES") { EXPECT_EQ(v, "cuda1,cuda3"); saw_devices = true; }
+    if (k == "ACCEL_DEVICES") {
+      EXPECT_EQ(v, "cuda1,cuda3");
+      saw_devices = true;
+    }
   EXPECT_TRUE(saw_devices);
   EXPECT_EQ(m->stats().devices_in_use, 2u);
 
   for (auto& [k, v] : r->env)
-    EXPECT_NE(k.rfind("ACCEL_APPLIANCE_", 0), 0u) << "no appliance limit asked, none announced: " << k;
+    EXPECT_NE(k.rfind("ACCEL_APPLIANCE_", 0), 0u)
+        << "no appliance limit asked, none announced: " << k;
 
   ASSERT_TRUE(m->epilog(42).ok());
   EXPECT_FALSE(exists(dir));
@@ -203,8 +208,8 @@ TEST_F(JobManagerTest, FailedPrologRollsBackAndRetrySucceeds) {
   auto r = m->prolog(spec(5, "2"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("controller unreachable"), std::string::npos);
-  EXPECT_FALSE(exists(root_ + "/jobs/5"));        // the directory step was undone
-  EXPECT_EQ(m->stats().devices_in_use, 0u);       // the GPU was released
+  EXPECT_FALSE(exists(root_ + "/jobs/5"));   // the directory step was undone
+  EXPECT_EQ(m->stats().devices_in_use, 0u);  // the GPU was released
   EXPECT_EQ(m->stats().last_errors.size(), 1u);
   res_.fail_setup_for = -1;
   auto again = m->prolog(spec(5, "2"));
@@ -287,14 +292,18 @@ TEST_F(JobManagerTest, ConcurrentPrologsGetDistinctDevices) {
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};
   for (uint32_t i = 0; i < 4; ++i)
-    threads.emplace_back([&, i] { if (m->prolog(spec(100 + i, std::to_string(i))).ok()) ++ok; });
+    threads.emplace_back([&, i] {
+      if (m->prolog(spec(100 + i, std::to_string(i))).ok()) ++ok;
+    });
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok, 4);
   std::set<uint32_t> seen;
-  for (const auto& j : m->jobs()) for (auto d : j.devices) EXPECT_TRUE(seen.insert(d).second);
+  for (const auto& j : m->jobs())
+    for (auto d : j.devices) EXPECT_TRUE(seen.insert(d).second);
   EXPECT_EQ(seen.size(), 4u);
   threads.clear();
-  for (uint32_t i = 0; i < 4; ++i) threads.emplace_back([&, i] { EXPECT_TRUE(m->epilog(100 + i).ok()); });
+  for (uint32_t i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] { EXPECT_TRUE(m->epilog(100 + i).ok()); });
   for (auto& t : threads) t.join();
   EXPECT_EQ(m->stats().jobs, 0u);
 }
@@ -419,11 +428,14 @@ TEST_F(JobManagerTest, IpuJobOnANodeWithoutIpusIsAConfigurationFault) {
   auto fault = m->kindFault(ipu);
   ASSERT_TRUE(fault.has_value());
   EXPECT_EQ(fault->message,
-            "this node (gpu7) has no V-IPU controller (no vipu.conf beside /etc/slurm/accel.conf) and no IPUs of "
-            "its own, yet the job asked for 2 IPUs: a fault of the cluster's configuration, not of the job");
-  EXPECT_EQ(fault->drainReason(),
-            "accel: job 81 asked for IPUs but this node has no V-IPU controller (no vipu.conf beside "
-            "/etc/slurm/accel.conf); check the Slurm partition's nodes");
+            "this node (gpu7) has no V-IPU controller (no vipu.conf beside /etc/slurm/accel.conf) "
+            "and no IPUs of "
+            "its own, yet the job asked for 2 IPUs: a fault of the cluster's configuration, not of "
+            "the job");
+  EXPECT_EQ(
+      fault->drainReason(),
+      "accel: job 81 asked for IPUs but this node has no V-IPU controller (no vipu.conf beside "
+      "/etc/slurm/accel.conf); check the Slurm partition's nodes");
 
   auto r = m->prolog(ipu);
   ASSERT_FALSE(r.ok());

@@ -88,14 +88,24 @@ TEST(JobRecordTest, DecodeRejectsGarbageAndUnknownPhase) {
   EXPECT_FALSE(decodeRecord("{\"job_id\":\"x\",\"uid\":0,\"gid\":0,\"phase\":\"ready\"}").ok());
   // Found by fuzz_job_record: a float where an integer belongs was cast
   // with undefined behaviour. Wrong types and out-of-range values are errors.
-  EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"appliance_signal\":1.2e79}").ok());
-  EXPECT_FALSE(decodeRecord("{\"job_id\":4294967296,\"uid\":0,\"gid\":0,\"phase\":\"ready\"}").ok());
-  EXPECT_FALSE(decodeRecord("{\"job_id\":-1,\"uid\":0,\"gid\":0,\"phase\":\"ready\"}").ok());
-  EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"tasks\":[[1,2]]}").ok());
-  EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"env\":[[1,2]]}").ok());
-  EXPECT_FALSE(decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"user\":5}").ok());
   EXPECT_FALSE(
-      decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"appliance_signal_batch\":1}").ok());
+      decodeRecord(
+          "{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"appliance_signal\":1.2e79}")
+          .ok());
+  EXPECT_FALSE(
+      decodeRecord("{\"job_id\":4294967296,\"uid\":0,\"gid\":0,\"phase\":\"ready\"}").ok());
+  EXPECT_FALSE(decodeRecord("{\"job_id\":-1,\"uid\":0,\"gid\":0,\"phase\":\"ready\"}").ok());
+  EXPECT_FALSE(
+      decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"tasks\":[[1,2]]}")
+          .ok());
+  EXPECT_FALSE(
+      decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"env\":[[1,2]]}").ok());
+  EXPECT_FALSE(
+      decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"user\":5}").ok());
+  EXPECT_FALSE(
+      decodeRecord(
+          "{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"appliance_signal_batch\":1}")
+          .ok());
   auto ok = decodeRecord("{\"job_id\":1,\"uid\":0,\"gid\":0,\"phase\":\"ready\",\"future_key\":3}");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->phase, JobPhase::kReady);

@@ -2,9 +2,10 @@
 // job's user (a stand-in for srun records who ran it and with what).
 #include "accel/agentd/surrogate_steps.h"
 
+#include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,8 +14,6 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "accel/agentd/control_handler.h"
 #include "accel/common/safe_file.h"
@@ -80,12 +79,21 @@ TEST(SurrogateStepsTest, OnlyTheJobsLeaderMakesAStepForARunningApplianceJob) {
 }
 
 TEST(SurrogateStepsTest, SrunRunsTheWaiterInTheJobAsOneOverlappingTask) {
-  SurrogateOptions o{.srun = "/usr/bin/srun", .accelctl = "/opt/accelctl", .config_path = "/etc/a.conf", .slurm_conf = ""};
-  SurrogateSpec s{.job_id = 65, .uid = 1, .gid = 1, .user = "u", .appliance_job = "wsjob-a", .step_name = "wsjob-a-csx1"};
-  EXPECT_EQ(surrogateArgv(o, s),
-            (std::vector<std::string>{"/usr/bin/srun", "--jobid=65", "--overlap", "-J", "wsjob-a-csx1", "--ntasks=1",
-                                      "--nodes=1", "--quiet", "/opt/accelctl", "--config", "/etc/a.conf",
-                                      "wait-appliance", "65", "wsjob-a"}));
+  SurrogateOptions o{.srun = "/usr/bin/srun",
+                     .accelctl = "/opt/accelctl",
+                     .config_path = "/etc/a.conf",
+                     .slurm_conf = ""};
+  SurrogateSpec s{.job_id = 65,
+                  .uid = 1,
+                  .gid = 1,
+                  .user = "u",
+                  .appliance_job = "wsjob-a",
+                  .step_name = "wsjob-a-csx1"};
+  EXPECT_EQ(
+      surrogateArgv(o, s),
+      (std::vector<std::string>{"/usr/bin/srun", "--jobid=65", "--overlap", "-J", "wsjob-a-csx1",
+                                "--ntasks=1", "--nodes=1", "--quiet", "/opt/accelctl", "--config",
+                                "/etc/a.conf", "wait-appliance", "65", "wsjob-a"}));
 }
 
 TEST(SurrogateStepsTest, LaunchRunsAsTheJobsUserAndReportsTheEnd) {
@@ -95,21 +103,28 @@ TEST(SurrogateStepsTest, LaunchRunsAsTheJobsUserAndReportsTheEnd) {
   const std::string dir = tmpl;
   chmod(dir.c_str(), 0777);
   const std::string fake = dir + "/srun";
-  std::ofstream(fake) << "#!/bin/sh\necho \"$(id -u) $(id -g) $SLURM_CONF $*\" > " << dir << "/ran\nexit 3\n";
+  std::ofstream(fake) << "#!/bin/sh\necho \"$(id -u) $(id -g) $SLURM_CONF $*\" > " << dir
+                      << "/ran\nexit 3\n";
   chmod(fake.c_str(), 0755);
   std::mutex mu;
   std::condition_variable cv;
   int status = -2;
   {
-    SurrogateSteps steps(SurrogateOptions{.srun = fake, .accelctl = "w", .config_path = "c", .slurm_conf = "/s.conf"},
-                         [&](const SurrogateSpec& spec, int st) {
-                           EXPECT_EQ(spec.appliance_job, "wsjob-a");
-                           std::lock_guard<std::mutex> g(mu);
-                           status = st;
-                           cv.notify_all();
-                         });
-    steps.launch(SurrogateSpec{.job_id = 7, .uid = 65534, .gid = 65534, .user = "nobody",
-                               .appliance_job = "wsjob-a", .step_name = "wsjob-a"});
+    SurrogateSteps steps(
+        SurrogateOptions{
+            .srun = fake, .accelctl = "w", .config_path = "c", .slurm_conf = "/s.conf"},
+        [&](const SurrogateSpec& spec, int st) {
+          EXPECT_EQ(spec.appliance_job, "wsjob-a");
+          std::lock_guard<std::mutex> g(mu);
+          status = st;
+          cv.notify_all();
+        });
+    steps.launch(SurrogateSpec{.job_id = 7,
+                               .uid = 65534,
+                               .gid = 65534,
+                               .user = "nobody",
+                               .appliance_job = "wsjob-a",
+                               .step_name = "wsjob-a"});
     std::unique_lock<std::mutex> lk(mu);
     ASSERT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return status != -2; }));
   }
@@ -117,20 +132,34 @@ TEST(SurrogateStepsTest, LaunchRunsAsTheJobsUserAndReportsTheEnd) {
   std::ifstream in(dir + "/ran");
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_EQ(text.str(), "65534 65534 /s.conf --jobid=7 --overlap -J wsjob-a --ntasks=1 --nodes=1 --quiet w --config c "
-                        "wait-appliance 7 wsjob-a\n");
+  EXPECT_EQ(text.str(),
+            "65534 65534 /s.conf --jobid=7 --overlap -J wsjob-a --ntasks=1 --nodes=1 --quiet w "
+            "--config c "
+            "wait-appliance 7 wsjob-a\n");
   ASSERT_TRUE(removeTree(dir).ok());
 }
 
 ProcessFacts goodFacts(const SurrogateOptions& o, const SurrogateSpec& s) {
-  return ProcessFacts{.argv = surrogateArgv(o, s), .real_uid = s.uid, .effective_uid = s.uid,
-                      .start_ns = 2'000'000'000'000, .cgroup = "0::/system.slice/accel-agentd.service\n"};
+  return ProcessFacts{.argv = surrogateArgv(o, s),
+                      .real_uid = s.uid,
+                      .effective_uid = s.uid,
+                      .start_ns = 2'000'000'000'000,
+                      .cgroup = "0::/system.slice/accel-agentd.service\n"};
 }
 
 TEST(SurrogateStepsTest, AdoptionWantsTheJobUsersProcessStartedInTheJobAndTheDaemonsCgroup) {
-  SurrogateOptions o{.srun = "/usr/bin/srun", .accelctl = "/opt/accelctl", .config_path = "/etc/a.conf", .slurm_conf = ""};
-  SurrogateSpec s{.job_id = 65, .uid = 1000, .gid = 1000, .user = "u", .appliance_job = "wsjob-a", .step_name = "wsjob-a"};
-  const AdoptCheck check{.not_before_ns = 1'990'000'000'000, .not_after_ns = 2'010'000'000'000,
+  SurrogateOptions o{.srun = "/usr/bin/srun",
+                     .accelctl = "/opt/accelctl",
+                     .config_path = "/etc/a.conf",
+                     .slurm_conf = ""};
+  SurrogateSpec s{.job_id = 65,
+                  .uid = 1000,
+                  .gid = 1000,
+                  .user = "u",
+                  .appliance_job = "wsjob-a",
+                  .step_name = "wsjob-a"};
+  const AdoptCheck check{.not_before_ns = 1'990'000'000'000,
+                         .not_after_ns = 2'010'000'000'000,
                          .cgroup = "0::/system.slice/accel-agentd.service\n"};
   EXPECT_EQ(whyNotSurrogateSrun(goodFacts(o, s), o, s, check), "");
 
@@ -158,8 +187,10 @@ TEST(SurrogateStepsTest, AdoptionWantsTheJobUsersProcessStartedInTheJobAndTheDae
   // A record from before ready times were kept: no lower bound.
   p = goodFacts(o, s);
   p.start_ns = 5;
-  EXPECT_EQ(whyNotSurrogateSrun(p, o, s, AdoptCheck{.not_before_ns = 0, .not_after_ns = check.not_after_ns,
-                                                    .cgroup = check.cgroup}),
+  EXPECT_EQ(whyNotSurrogateSrun(p, o, s,
+                                AdoptCheck{.not_before_ns = 0,
+                                           .not_after_ns = check.not_after_ns,
+                                           .cgroup = check.cgroup}),
             "");
   // A user's own process, in the user's session or job cgroup.
   p = goodFacts(o, s);
@@ -193,7 +224,8 @@ bool showsItsCommandLine(pid_t pid, const std::string& last_arg) {
   for (int i = 0; i < 500; ++i) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
     std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (all.size() > last_arg.size() + 1 && all.compare(all.size() - last_arg.size() - 1, last_arg.size(), last_arg) == 0)
+    if (all.size() > last_arg.size() + 1 &&
+        all.compare(all.size() - last_arg.size() - 1, last_arg.size(), last_arg) == 0)
       return true;
     usleep(10'000);
   }
@@ -204,14 +236,21 @@ bool showsItsCommandLine(pid_t pid, const std::string& last_arg) {
 // when it runs as the job's user. One of another user is left alone (the
 // step counts as gone), so killing it ends nobody's appliance job.
 TEST(SurrogateStepsTest, AdoptFollowsTheJobUsersSrunAndLeavesACopyOfAnotherUserAlone) {
-  const SurrogateOptions o{.srun = "/nonexistent/srun", .accelctl = "/opt/accelctl", .config_path = "/etc/a.conf",
+  const SurrogateOptions o{.srun = "/nonexistent/srun",
+                           .accelctl = "/opt/accelctl",
+                           .config_path = "/etc/a.conf",
                            .slurm_conf = ""};
   const auto now_ns = [] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
         .count();
   };
   const int64_t ready_ns = now_ns() - 1'000'000'000;
-  SurrogateSpec mine{.job_id = 91, .uid = getuid(), .gid = getgid(), .user = "me", .appliance_job = "wsjob-91",
+  SurrogateSpec mine{.job_id = 91,
+                     .uid = getuid(),
+                     .gid = getgid(),
+                     .user = "me",
+                     .appliance_job = "wsjob-91",
                      .step_name = "wsjob-91"};
   pid_t srun = startStandIn(o, mine);
   ASSERT_GT(srun, 0);

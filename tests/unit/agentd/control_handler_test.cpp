@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "test_inventory.h"
-
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -14,6 +12,7 @@
 #include "accel/agentd/node_drain.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
+#include "test_inventory.h"
 
 namespace accel::agentd {
 namespace {
@@ -30,8 +29,8 @@ class ControlHandlerTest : public ::testing::Test {
     agent::Inventory inv = accel::agentd::testing::twoGpuInventory();
     std::vector<std::unique_ptr<agent::JobStep>> steps;
     steps.push_back(std::make_unique<agent::JobDirStep>(root_ + "/jobs"));
-    manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv, std::move(steps),
-                                                   [] { return int64_t{5}; });
+    manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv,
+                                                   std::move(steps), [] { return int64_t{5}; });
     ASSERT_TRUE(manager_->recover().ok());
     ctx_.manager = manager_.get();
     ctx_.slurm_uid = 64030;
@@ -43,7 +42,8 @@ class ControlHandlerTest : public ::testing::Test {
   static std::vector<uint8_t> prolog(uint32_t job, uint32_t uid, const char* gpus) {
     flatbuffers::FlatBufferBuilder fbb;
     auto spec = fb::CreateJobSpecDirect(fbb, job, uid, uid, "alice", "n1", "debug", gpus);
-    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                                 fb::CreatePrologRequest(fbb, spec).Union()),
                fb::RequestIdentifier());
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
   }
@@ -51,10 +51,18 @@ class ControlHandlerTest : public ::testing::Test {
     flatbuffers::FlatBufferBuilder fbb;
     flatbuffers::Offset<void> b;
     switch (kind) {
-      case fb::RequestBody::EpilogRequest: b = fb::CreateEpilogRequest(fbb, job, 0).Union(); break;
-      case fb::RequestBody::JobsRequest: b = fb::CreateJobsRequest(fbb).Union(); break;
-      case fb::RequestBody::JobRequest: b = fb::CreateJobRequest(fbb, job).Union(); break;
-      default: b = fb::CreateStatusRequest(fbb).Union(); break;
+      case fb::RequestBody::EpilogRequest:
+        b = fb::CreateEpilogRequest(fbb, job, 0).Union();
+        break;
+      case fb::RequestBody::JobsRequest:
+        b = fb::CreateJobsRequest(fbb).Union();
+        break;
+      case fb::RequestBody::JobRequest:
+        b = fb::CreateJobRequest(fbb, job).Union();
+        break;
+      default:
+        b = fb::CreateStatusRequest(fbb).Union();
+        break;
     }
     fbb.Finish(fb::CreateRequest(fbb, 1, kind, b), fb::RequestIdentifier());
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
@@ -88,7 +96,8 @@ TEST_F(ControlHandlerTest, SlurmUserMayRunHooksOrdinaryUserMayNot) {
   auto* r = call(1000, prolog(44, 1000, ""));
   EXPECT_EQ(r->outcome(), fb::Outcome::PermissionDenied);
   EXPECT_FALSE(manager_->job(44).has_value());
-  EXPECT_EQ(call(1000, simple(fb::RequestBody::EpilogRequest, 43))->outcome(), fb::Outcome::PermissionDenied);
+  EXPECT_EQ(call(1000, simple(fb::RequestBody::EpilogRequest, 43))->outcome(),
+            fb::Outcome::PermissionDenied);
   EXPECT_TRUE(manager_->job(43).has_value());
 }
 
@@ -144,7 +153,8 @@ TEST_F(ControlHandlerTest, StatusShowsAUserOnlyItsOwnJobs) {
   ASSERT_NE(theirs, nullptr);
   EXPECT_EQ(theirs->jobs(), 2u);
   EXPECT_EQ(devices_of(theirs).begin()->second, 71u);
-  EXPECT_NE(errors_of(theirs).find("prolog: job 72: "), std::string::npos) << "a user reads its own job's fault";
+  EXPECT_NE(errors_of(theirs).find("prolog: job 72: "), std::string::npos)
+      << "a user reads its own job's fault";
   ctx_.health = nullptr;
 }
 
@@ -176,13 +186,15 @@ TEST_F(ControlHandlerTest, GarbageTruncatedAndEmptyRequestsAreBadRequests) {
 // Found by fuzz_control_request: an EpilogRequest type with no table passes
 // verification, and reading it dereferenced null.
 TEST_F(ControlHandlerTest, UnionTypeWithoutTableIsABadRequest) {
-  const std::vector<uint8_t> crash = {
-      0x14, 0x0, 0x0, 0x0, 0x41, 0x43, 0x52, 0x51, 0x0, 0x0, 0x8, 0x0, 0xc, 0x0, 0x0, 0x0, 0x7, 0x0, 0x8, 0x0,
-      0xa,  0x0, 0x0, 0x0, 0x0,  0x0,  0x0,  0x2,  0xc, 0x0, 0x0, 0x0, 0x88, 0x0, 0xc, 0x0, 0x4, 0x0, 0x8, 0x0,
-      0x8,  0x0, 0x0, 0x0, 0x2a, 0x5b, 0x0,  0x0,  0xe8, 0x3, 0x0, 0x0};
+  const std::vector<uint8_t> crash = {0x14, 0x0,  0x0, 0x0, 0x41, 0x43, 0x52, 0x51, 0x0, 0x0, 0x8,
+                                      0x0,  0xc,  0x0, 0x0, 0x0,  0x7,  0x0,  0x8,  0x0, 0xa, 0x0,
+                                      0x0,  0x0,  0x0, 0x0, 0x0,  0x2,  0xc,  0x0,  0x0, 0x0, 0x88,
+                                      0x0,  0xc,  0x0, 0x4, 0x0,  0x8,  0x0,  0x8,  0x0, 0x0, 0x0,
+                                      0x2a, 0x5b, 0x0, 0x0, 0xe8, 0x3,  0x0,  0x0};
   EXPECT_EQ(call(0, crash)->outcome(), fb::Outcome::BadRequest);
-  for (auto kind : {fb::RequestBody::PrologRequest, fb::RequestBody::EpilogRequest, fb::RequestBody::JobRequest,
-                    fb::RequestBody::TaskRequest, fb::RequestBody::StepRequest, fb::RequestBody::StatusRequest}) {
+  for (auto kind : {fb::RequestBody::PrologRequest, fb::RequestBody::EpilogRequest,
+                    fb::RequestBody::JobRequest, fb::RequestBody::TaskRequest,
+                    fb::RequestBody::StepRequest, fb::RequestBody::StatusRequest}) {
     flatbuffers::FlatBufferBuilder fbb;
     fb::RequestBuilder b(fbb);
     b.add_body_type(kind);
@@ -199,11 +211,13 @@ TEST_F(ControlHandlerTest, UncleanTextInARequestIsRefused) {
     for (const char* gpus : {"", "0;rm"}) {
       flatbuffers::FlatBufferBuilder fbb;
       auto spec = fb::CreateJobSpecDirect(fbb, 80, 1000, 1000, user, "n1", "debug", gpus);
-      fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+      fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                                   fb::CreatePrologRequest(fbb, spec).Union()),
                  fb::RequestIdentifier());
       std::vector<uint8_t> v(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
       bool clean = std::string(user) == "ok" && std::string(gpus).empty();
-      EXPECT_EQ(call(0, v)->outcome(), clean ? fb::Outcome::Ok : fb::Outcome::BadRequest) << user << " " << gpus;
+      EXPECT_EQ(call(0, v)->outcome(), clean ? fb::Outcome::Ok : fb::Outcome::BadRequest)
+          << user << " " << gpus;
     }
   }
   EXPECT_EQ(manager_->stats().jobs, 1u);
@@ -211,7 +225,8 @@ TEST_F(ControlHandlerTest, UncleanTextInARequestIsRefused) {
 
 TEST_F(ControlHandlerTest, UnknownVersionAndMissingJobIdAreRefused) {
   flatbuffers::FlatBufferBuilder fbb;
-  fbb.Finish(fb::CreateRequest(fbb, 99, fb::RequestBody::StatusRequest, fb::CreateStatusRequest(fbb).Union()),
+  fbb.Finish(fb::CreateRequest(fbb, 99, fb::RequestBody::StatusRequest,
+                               fb::CreateStatusRequest(fbb).Union()),
              fb::RequestIdentifier());
   std::vector<uint8_t> v(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   EXPECT_EQ(call(0, v)->outcome(), fb::Outcome::BadRequest);
@@ -234,8 +249,8 @@ class NamesThePartition : public agent::JobStep {
 TEST_F(ControlHandlerTest, EveryNodeOfAJobTellsItsNodesAndNamesItsPartitionAlike) {
   std::vector<std::unique_ptr<agent::JobStep>> steps;
   steps.push_back(std::make_unique<NamesThePartition>());
-  agent::JobManager m(agent::JobStore(root_ + "/state2"), accel::agentd::testing::twoGpuInventory(), std::move(steps),
-                      [] { return int64_t{5}; });
+  agent::JobManager m(agent::JobStore(root_ + "/state2"), accel::agentd::testing::twoGpuInventory(),
+                      std::move(steps), [] { return int64_t{5}; });
   ASSERT_TRUE(m.recover().ok());
   std::vector<event::Event> events;
   ctx_.manager = &m;
@@ -249,11 +264,13 @@ TEST_F(ControlHandlerTest, EveryNodeOfAJobTellsItsNodesAndNamesItsPartitionAlike
     SCOPED_TRACE(node);
     events.clear();
     flatbuffers::FlatBufferBuilder fbb;
-    auto spec = fb::CreateJobSpecDirect(fbb, 90, 1000, 1000, "alice", node, "debug", "", 2, 0, 0, -1, 0, 0,
-                                        "sbn[1-2]", 2);
-    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+    auto spec = fb::CreateJobSpecDirect(fbb, 90, 1000, 1000, "alice", node, "debug", "", 2, 0, 0,
+                                        -1, 0, 0, "sbn[1-2]", 2);
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                                 fb::CreatePrologRequest(fbb, spec).Union()),
                fb::RequestIdentifier());
-    ASSERT_EQ(call(0, {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()})->outcome(), fb::Outcome::Ok);
+    ASSERT_EQ(call(0, {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()})->outcome(),
+              fb::Outcome::Ok);
     ASSERT_EQ(events.size(), 2u);
     auto* started = std::get_if<event::PrologStarted>(&events[0]);
     ASSERT_NE(started, nullptr);
@@ -279,8 +296,10 @@ TEST_F(ControlHandlerTest, ALimitNothingHereMeasuresIsToldToTheJobAndTheEvents) 
   ctx_.emit = [&events](const event::Event& e) { events.push_back(e); };
   auto limited = [](uint32_t job, const char* gpus) {
     flatbuffers::FlatBufferBuilder fbb;
-    auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", "n1", "debug", gpus, 0, 0, 0, 30);
-    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+    auto spec =
+        fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", "n1", "debug", gpus, 0, 0, 0, 30);
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                                 fb::CreatePrologRequest(fbb, spec).Union()),
                fb::RequestIdentifier());
     return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   };
@@ -304,8 +323,10 @@ TEST_F(ControlHandlerTest, ALimitNothingHereMeasuresIsToldToTheJobAndTheEvents) 
   EXPECT_EQ(kind(), "") << "no appliance, no IPUs, no GPUs: no kind";
   auto w = warnings(60);
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0], "the appliance time limit of 30 s cannot be measured on n1 and is not enforced there: the job "
-                  "holds no IPUs or GPUs there and the node reads no appliance");
+  EXPECT_EQ(w[0],
+            "the appliance time limit of 30 s cannot be measured on n1 and is not enforced there: "
+            "the job "
+            "holds no IPUs or GPUs there and the node reads no appliance");
   ASSERT_EQ(call(0, limited(61, "1"))->outcome(), fb::Outcome::Ok);
   EXPECT_FALSE(unmeasured()) << "a GPU job's steps run its clock";
   EXPECT_TRUE(warnings(61).empty());
@@ -335,9 +356,10 @@ TEST_F(ControlHandlerTest, ALaterRunCarriesWhatTheEarlierRunsUsed) {
   // Each job holds a GPU of its own, so its limit is measured here.
   auto run = [](uint32_t job, uint32_t restarts, int64_t limit, const char* gpu) {
     flatbuffers::FlatBufferBuilder fbb;
-    auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", "n1", "debug", gpu, 0, 0, 0, limit, 0, 0,
-                                        nullptr, 0, nullptr, false, restarts);
-    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+    auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", "n1", "debug", gpu, 0, 0, 0,
+                                        limit, 0, 0, nullptr, 0, nullptr, false, restarts);
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                                 fb::CreatePrologRequest(fbb, spec).Union()),
                fb::RequestIdentifier());
     return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   };
@@ -359,7 +381,8 @@ TEST_F(ControlHandlerTest, ALaterRunCarriesWhatTheEarlierRunsUsed) {
   ASSERT_NE(info->warnings(), nullptr);
   ASSERT_EQ(info->warnings()->size(), 1u);
   EXPECT_EQ(info->warnings()->Get(0)->str(),
-            "the appliance time the job's earlier runs used could not be read (no summary of the job's earlier "
+            "the appliance time the job's earlier runs used could not be read (no summary of the "
+            "job's earlier "
             "runs in accounting yet); this run starts with the whole limit");
   for (uint32_t job : {71u, 72u, 73u})
     EXPECT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, job))->outcome(), fb::Outcome::Ok);
@@ -367,11 +390,13 @@ TEST_F(ControlHandlerTest, ALaterRunCarriesWhatTheEarlierRunsUsed) {
 
 // The prolog of a job on node `node` of sbn[1-3] asking for `ipus` IPUs (0:
 // none) and the GPUs `gpus`.
-std::vector<uint8_t> kindProlog(uint32_t job, const char* node, uint32_t ipus, const char* gpus = "") {
+std::vector<uint8_t> kindProlog(uint32_t job, const char* node, uint32_t ipus,
+                                const char* gpus = "") {
   flatbuffers::FlatBufferBuilder fbb;
-  auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", node, "debug", gpus, ipus, 0, 0, -1, 0, 0,
-                                      "sbn[1-3]", 3);
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+  auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", node, "debug", gpus, ipus, 0,
+                                      0, -1, 0, 0, "sbn[1-3]", 3);
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                               fb::CreatePrologRequest(fbb, spec).Union()),
              fb::RequestIdentifier());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
@@ -412,7 +437,8 @@ TEST_F(ControlHandlerTest, IpuJobOnANodeWithoutIpusFailsAndDrainsThisNodeOnce) {
   EXPECT_TRUE(drained.empty());
 
   const std::string why =
-      "this node (sbn1) has no V-IPU controller (no vipu.conf beside /etc/slurm/accel.conf) and no IPUs of its own, "
+      "this node (sbn1) has no V-IPU controller (no vipu.conf beside /etc/slurm/accel.conf) and no "
+      "IPUs of its own, "
       "yet the job asked for 2 IPUs: a fault of the cluster's configuration, not of the job";
   for (int attempt = 0; attempt < 2; ++attempt) {
     SCOPED_TRACE(attempt);
@@ -434,14 +460,16 @@ TEST_F(ControlHandlerTest, IpuJobOnANodeWithoutIpusFailsAndDrainsThisNodeOnce) {
   drainer.waitIdle();
   ASSERT_EQ(drained.size(), 1u) << "a prolog run again drains no second time";
   EXPECT_EQ(drained[0].first, "sbn1");
-  EXPECT_EQ(drained[0].second,
-            "accel: job 96 asked for IPUs but this node has no V-IPU controller (no vipu.conf beside "
-            "/etc/slurm/accel.conf); check the Slurm partition's nodes");
+  EXPECT_EQ(
+      drained[0].second,
+      "accel: job 96 asked for IPUs but this node has no V-IPU controller (no vipu.conf beside "
+      "/etc/slurm/accel.conf); check the Slurm partition's nodes");
   EXPECT_EQ(asked, 0) << "slurmctld is not asked about a job that cannot run here";
   auto snap = health.snapshot();
   ASSERT_EQ(snap.errors.size(), 2u);
   EXPECT_EQ(snap.errors[0].message,
-            "configuration fault: job 96 asked for IPUs but this node has no V-IPU controller (no vipu.conf beside "
+            "configuration fault: job 96 asked for IPUs but this node has no V-IPU controller (no "
+            "vipu.conf beside "
             "/etc/slurm/accel.conf); check the Slurm partition's nodes; this node is drained");
   ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 96))->outcome(), fb::Outcome::Ok);
 
@@ -533,7 +561,8 @@ TEST(NodeDrainerTest, RemembersABoundedNumberOfJobs) {
     ++calls;
     return okStatus();
   });
-  for (uint32_t j = 1; j <= NodeDrainer::kRemembered; ++j) EXPECT_TRUE(drainer.drainOnce(j, "n1", "r"));
+  for (uint32_t j = 1; j <= NodeDrainer::kRemembered; ++j)
+    EXPECT_TRUE(drainer.drainOnce(j, "n1", "r"));
   EXPECT_FALSE(drainer.drainOnce(1, "n1", "r"));
   EXPECT_TRUE(drainer.drainOnce(NodeDrainer::kRemembered + 1, "n1", "r"));
   EXPECT_TRUE(drainer.drainOnce(1, "n1", "r")) << "job 1 was forgotten";

@@ -25,8 +25,9 @@ TEST(EarlierRuns, TheLargestSummaryOfTheRunsCounts) {
 }
 
 TEST(EarlierRuns, NoSummaryYetIsNotFoundAndDamageIsSkipped) {
-  for (const char* out : {"", "\n\n", "JS1:abc\n", "accel={\"v\":1\n", "accel={\"appliance_s\":\"4\"}\n",
-                          "accel={\"appliance_s\":-3}\n", "accel=[1,2]\n"}) {
+  for (const char* out :
+       {"", "\n\n", "JS1:abc\n", "accel={\"v\":1\n", "accel={\"appliance_s\":\"4\"}\n",
+        "accel={\"appliance_s\":-3}\n", "accel=[1,2]\n"}) {
     SCOPED_TRACE(out);
     auto used = earlierRunsUsedNs(out);
     ASSERT_FALSE(used.ok());

@@ -3,9 +3,8 @@
 // tasks, and only the job's leader cancels the appliance jobs.
 #include "accel/agentd/limit_enforcer.h"
 
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <condition_variable>
 #include <mutex>
@@ -117,9 +116,11 @@ TEST(LimitEnforcerSignals, SparedStepsAreCappedAndKillSparesNone) {
   };
   EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kWarn)), (std::vector<int32_t>{10, 12}));
   EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)), (std::vector<int32_t>{10, 12}));
-  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kKill)), (std::vector<int32_t>{10, 11, 12}));
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kKill)),
+            (std::vector<int32_t>{10, 11, 12}));
   // Past the cap, a reported step is signalled like any other.
-  for (uint32_t s = 2; s < 2 + agent::kMaxSurrogateStepsPerJob; ++s) rec.surrogate_steps.push_back(s);
+  for (uint32_t s = 2; s < 2 + agent::kMaxSurrogateStepsPerJob; ++s)
+    rec.surrogate_steps.push_back(s);
   rec.surrogate_steps.push_back(1000);
   EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)), (std::vector<int32_t>{10, 12}));
 }
@@ -141,11 +142,14 @@ TEST(LimitEnforcerSignals, TheWarningGoesToTheStepsOrWithBToTheBatchShellOnly) {
     return out;
   };
   EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kWarn)), (std::vector<int32_t>{21, 22}));
-  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)), (std::vector<int32_t>{20, 21, 22}));
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)),
+            (std::vector<int32_t>{20, 21, 22}));
   rec.spec.appliance_signal_batch = true;
   EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kWarn)), (std::vector<int32_t>{20}));
-  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)), (std::vector<int32_t>{20, 21, 22}));
-  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kKill)), (std::vector<int32_t>{20, 21, 22, 23}));
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kEnforce)),
+            (std::vector<int32_t>{20, 21, 22}));
+  EXPECT_EQ(pids(tasksToSignal(rec, agent::LimitAction::kKill)),
+            (std::vector<int32_t>{20, 21, 22, 23}));
 }
 
 }  // namespace

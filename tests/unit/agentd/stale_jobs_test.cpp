@@ -1,16 +1,15 @@
 #include "accel/agentd/stale_jobs.h"
 
 #include <gtest/gtest.h>
-
-#include <map>
-
-#include "test_inventory.h"
 #include <slurm/slurm.h>
 #include <sys/stat.h>
+
+#include <map>
 
 #include "accel/agent/job_dir_step.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
+#include "test_inventory.h"
 
 namespace accel::agentd {
 namespace {
@@ -42,8 +41,8 @@ class StaleJobsTest : public ::testing::Test {
     agent::Inventory inv = accel::agentd::testing::twoGpuInventory();
     std::vector<std::unique_ptr<agent::JobStep>> steps;
     steps.push_back(std::make_unique<agent::JobDirStep>(root_ + "/jobs"));
-    manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv, std::move(steps),
-                                                   [] { return int64_t{5}; });
+    manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv,
+                                                   std::move(steps), [] { return int64_t{5}; });
     ASSERT_TRUE(manager_->recover().ok());
     ctx_.manager = manager_.get();
     ctx_.node_name = "n1";
@@ -55,13 +54,14 @@ class StaleJobsTest : public ::testing::Test {
   void prolog(uint32_t job, const char* gpus) {
     flatbuffers::FlatBufferBuilder fbb;
     auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", "n1", "debug", gpus);
-    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                                 fb::CreatePrologRequest(fbb, spec).Union()),
                fb::RequestIdentifier());
     auto reply = handleRequest(ctx_, Caller{0, 1}, {fbb.GetBufferPointer(), fbb.GetSize()});
     ASSERT_EQ(flatbuffers::GetRoot<fb::Reply>(reply.data())->outcome(), fb::Outcome::Ok);
   }
   bool jobDirExists(uint32_t job) const {
-    struct stat st{};
+    struct stat st {};
     return ::stat((root_ + "/jobs/" + std::to_string(job)).c_str(), &st) == 0;
   }
   std::vector<uint32_t> epilogEvents() const {
@@ -105,7 +105,8 @@ TEST_F(StaleJobsTest, AJobSlurmHasEndedIsCleanedAndALiveOneIsKept) {
 TEST_F(StaleJobsTest, OnlyAnEpilogThatCleanedSomethingIsStreamed) {
   prolog(85, "0");
   flatbuffers::FlatBufferBuilder fbb;
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest, fb::CreateEpilogRequest(fbb, 85, 1000).Union()),
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest,
+                               fb::CreateEpilogRequest(fbb, 85, 1000).Union()),
              fb::RequestIdentifier());
   std::vector<uint8_t> epilog(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   events_.clear();
@@ -125,7 +126,8 @@ TEST_F(StaleJobsTest, NoAnswerFromSlurmctldKeepsEveryJobAndStopsAsking) {
   size_t calls = 0;
   auto sweep = sweepStaleJobs(ctx_, [&](uint32_t id) -> Result<JobPresence> {
     ++calls;
-    return Error(ErrorCode::kUnavailable, "slurmctld: job " + std::to_string(id) + ": connection refused");
+    return Error(ErrorCode::kUnavailable,
+                 "slurmctld: job " + std::to_string(id) + ": connection refused");
   });
   EXPECT_EQ(calls, 1u);
   EXPECT_TRUE(sweep.slurmctld_unavailable);
@@ -140,7 +142,12 @@ TEST_F(StaleJobsTest, AStopRequestEndsTheSweepBetweenJobs) {
   bool stop = true;
   size_t calls = 0;
   auto sweep = sweepStaleJobs(
-      ctx_, [&](uint32_t) -> Result<JobPresence> { ++calls; return JobPresence::kGone; }, [&] { return stop; });
+      ctx_,
+      [&](uint32_t) -> Result<JobPresence> {
+        ++calls;
+        return JobPresence::kGone;
+      },
+      [&] { return stop; });
   EXPECT_EQ(calls, 0u);
   EXPECT_EQ(sweep.asked, 0u);
   EXPECT_TRUE(manager_->job(95).has_value());

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -11,8 +12,6 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "accel/agent/job_dir_step.h"
 #include "accel/common/safe_file.h"
@@ -85,11 +84,14 @@ class TrashRemoverTest : public ::testing::Test {
   std::unique_ptr<TrashRemover> make(std::chrono::milliseconds retry = 60s) {
     TrashRemover::Options o;
     o.retry = retry;
-    auto r = TrashRemover::create({jobs_, ipuof_}, o, [this](const std::string& path, const Status& s,
-                                                            const RemoveTreeStats& st, std::chrono::milliseconds) {
-      std::lock_guard<std::mutex> g(mu_);
-      reports_.push_back(path + (s.ok() ? ": ok " + std::to_string(st.removed) : ": " + s.error().message()));
-    });
+    auto r = TrashRemover::create(
+        {jobs_, ipuof_}, o,
+        [this](const std::string& path, const Status& s, const RemoveTreeStats& st,
+               std::chrono::milliseconds) {
+          std::lock_guard<std::mutex> g(mu_);
+          reports_.push_back(
+              path + (s.ok() ? ": ok " + std::to_string(st.removed) : ": " + s.error().message()));
+        });
     EXPECT_TRUE(r.ok()) << r.error().message();
     return r.ok() ? std::move(*r) : nullptr;
   }
@@ -110,14 +112,16 @@ TEST_F(TrashRemoverTest, DisposeIsARenameAndTheThreadRemovesTheTree) {
   const auto took = std::chrono::steady_clock::now() - began;
   EXPECT_FALSE(exists(ipuof_ + "/42"));
   EXPECT_EQ(entriesIn(ipuof_ + "/.trash"), 1u);  // moved, not yet removed: no thread runs
-  std::printf("dispose of a tree of 8,000 entries: %.3f ms\n", std::chrono::duration<double, std::milli>(took).count());
+  std::printf("dispose of a tree of 8,000 entries: %.3f ms\n",
+              std::chrono::duration<double, std::milli>(took).count());
   trash->start();
   ASSERT_TRUE(trash->waitEmpty(120s));
   EXPECT_EQ(entriesIn(ipuof_ + "/.trash"), 0u);
   EXPECT_TRUE(exists(victim_ + "/data"));
   std::lock_guard<std::mutex> g(mu_);
   ASSERT_EQ(reports_.size(), 1u);
-  EXPECT_NE(reports_[0].find(": ok 8002"), std::string::npos) << reports_[0];  // 5000 + link + 3000 + top
+  EXPECT_NE(reports_[0].find(": ok 8002"), std::string::npos)
+      << reports_[0];  // 5000 + link + 3000 + top
 }
 
 TEST_F(TrashRemoverTest, MissingDirectoryAndPathsOutsideTheRoots) {
@@ -164,7 +168,8 @@ TEST_F(TrashRemoverTest, FailedRemovalIsReportedAndRetried) {
   int flags = 0;
   ASSERT_EQ(ioctl(fd, FS_IOC_GETFLAGS, &flags), 0);
   flags |= FS_IMMUTABLE_FL;
-  ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0) << "the file system of /tmp must support chattr +i";
+  ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0)
+      << "the file system of /tmp must support chattr +i";
   ASSERT_TRUE(trash->dispose(jobs_ + "/9").ok());
   trash->start();
   EXPECT_FALSE(trash->waitEmpty(300ms));

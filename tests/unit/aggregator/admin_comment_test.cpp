@@ -1,7 +1,7 @@
 // The accel= segment of AdminComment is replaced; everything else is kept.
-#include <gtest/gtest.h>
-
 #include "accel/aggregator/admin_comment.h"
+
+#include <gtest/gtest.h>
 
 namespace accel::aggregator {
 namespace {

@@ -1,11 +1,12 @@
 // AdminComment writes through a stateful fake: merge with other content,
 // retry while unreachable (back-fill), rate limit, batches, newer summaries win.
+#include "accel/aggregator/comment_writer.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "accel/aggregator/admin_comment.h"
-#include "accel/aggregator/comment_writer.h"
 #include "accel/aggregator/fake_accounting.h"
 #include "accel/aggregator/ingest.h"
 #include "accel/common/safe_file.h"
@@ -36,8 +37,10 @@ class CommentWriterTest : public ::testing::Test {
     store_ = std::move(*store);
     ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
     ASSERT_TRUE(ingestor_->load().ok());
-    CommentWriterOptions options{writes_per_second, std::chrono::seconds(2), std::chrono::seconds(60), batch_size};
-    writer_ = std::make_unique<CommentWriter>(*store_, fake_, metrics_, options, [this] { return now_; });
+    CommentWriterOptions options{writes_per_second, std::chrono::seconds(2),
+                                 std::chrono::seconds(60), batch_size};
+    writer_ =
+        std::make_unique<CommentWriter>(*store_, fake_, metrics_, options, [this] { return now_; });
   }
   // One event of a node whose stream is epoch 1, at the current time.
   void send(const std::string& node, const Event& ev) {
@@ -51,9 +54,12 @@ class CommentWriterTest : public ::testing::Test {
       send(node, PrologFinished{job, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});
     }
   }
-  nlohmann::json written(uint32_t job) { return nlohmann::json::parse(extractAccelSegment(fake_.comment(job))); }
+  nlohmann::json written(uint32_t job) {
+    return nlohmann::json::parse(extractAccelSegment(fake_.comment(job)));
+  }
   void finishJob(uint32_t job, uint64_t seq) {
-    auto a = encode({"n1", 1, seq, 1, 1}, PrologFinished{job, JobResult::kOk, {"cuda0"}, "", 1, "", "gpu"});
+    auto a = encode({"n1", 1, seq, 1, 1},
+                    PrologFinished{job, JobResult::kOk, {"cuda0"}, "", 1, "", "gpu"});
     auto b = encode({"n1", 1, seq + 1, 1, 1}, EpilogFinished{job});
     ASSERT_TRUE(ingestor_->offer("n1", a, now_));
     ASSERT_TRUE(ingestor_->offer("n1", b, now_));
@@ -179,7 +185,8 @@ TEST_F(CommentWriterTest, UnchangedCommentIsNotRewritten) {
   finishJob(42, 1);
   now_ += kSec;
   EXPECT_EQ(*writer_->runOnce(), 1);
-  auto again = encode({"n1", 1, 3, 1, 1}, EpilogFinished{42});  // queues the job again, same summary
+  auto again =
+      encode({"n1", 1, 3, 1, 1}, EpilogFinished{42});  // queues the job again, same summary
   ASSERT_TRUE(ingestor_->offer("n1", again, now_));
   ASSERT_TRUE(ingestor_->commit(now_).ok());
   now_ += kSec;

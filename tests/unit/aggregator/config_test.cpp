@@ -1,6 +1,7 @@
+#include "accel/aggregator/config.h"
+
 #include <gtest/gtest.h>
 
-#include "accel/aggregator/config.h"
 #include "accel/aggregator/ingest.h"
 
 namespace accel::aggregator {
@@ -24,9 +25,11 @@ TEST(AggregatorConfig, EmptyFileGivesDefaults) {
 }
 
 TEST(AggregatorConfig, KeysAreRead) {
-  auto c = parseAggregatorConfig("Listen=ipc:///tmp/x\nDatabase=/tmp/e.db\nWriteComments=no\nClusterName=c1\n"
-                                 "MaxFrameSize=16K\nBatchSize=100\nBatchWaitMs=0\nSynchronous=normal\n"
-                                 "SummaryWaitSeconds=0\nCommentWritesPerSecond=5000\nCommentBatchSize=7\nCommentConnections=3\n");
+  auto c = parseAggregatorConfig(
+      "Listen=ipc:///tmp/x\nDatabase=/tmp/e.db\nWriteComments=no\nClusterName=c1\n"
+      "MaxFrameSize=16K\nBatchSize=100\nBatchWaitMs=0\nSynchronous=normal\n"
+      "SummaryWaitSeconds=0\nCommentWritesPerSecond=5000\nCommentBatchSize=7\nCommentConnections="
+      "3\n");
   ASSERT_TRUE(c.ok()) << c.error().message();
   EXPECT_EQ(c->listen, "ipc:///tmp/x");
   EXPECT_EQ(c->database, "/tmp/e.db");

@@ -54,7 +54,8 @@ class EventQueriesTest : public test::ServerFixture {
   // Sends one event of n1 and polls the server until it is acknowledged.
   void record(const event::Event& e) {
     ++seq_;
-    events_->send(zmq::buffer(event::encode({"n1", 1, seq_, 1'700'000'000'000'000'000 + int64_t(seq_), 1}, e)));
+    events_->send(zmq::buffer(
+        event::encode({"n1", 1, seq_, 1'700'000'000'000'000'000 + int64_t(seq_), 1}, e)));
     for (int i = 0; i < 500; ++i) {
       ASSERT_TRUE(server_->poll(5ms).ok());
       zmq::message_t m;
@@ -65,7 +66,9 @@ class EventQueriesTest : public test::ServerFixture {
     }
     FAIL() << "event " << seq_ << " not acknowledged";
   }
-  void prolog(uint32_t job, uint32_t uid) { record(event::PrologStarted{job, uid, "u" + std::to_string(uid), "n1", 1, 0}); }
+  void prolog(uint32_t job, uint32_t uid) {
+    record(event::PrologStarted{job, uid, "u" + std::to_string(uid), "n1", 1, 0});
+  }
   void task(uint32_t job, uint32_t pid) { record(event::TaskStarted{job, 0, pid, 1}); }
 
   uint64_t ask(const AskArgs& a, zmq::socket_t* via = nullptr) {
@@ -92,7 +95,8 @@ class EventQueriesTest : public test::ServerFixture {
         EXPECT_TRUE(q::VerifyMessageBuffer(v));
         const auto* a = q::GetMessage(data)->body_as_EventsAnswer();
         if (!a) return std::nullopt;
-        Answer out{a->id(), a->outcome(), a->message() ? a->message()->str() : "", {}, a->last_row(), a->more()};
+        Answer out{a->id(), a->outcome(),  a->message() ? a->message()->str() : "",
+                   {},      a->last_row(), a->more()};
         if (a->lines())
           for (const auto* l : *a->lines()) out.lines.push_back(l->str());
         return out;
@@ -250,7 +254,8 @@ TEST_F(EventQueriesTest, ARevokedKeyIsNotAnsweredOnItsOpenConnection) {
   prolog(7, 1000);
   ask({.job_id = 7, .uid = 1000});
   ASSERT_TRUE(answer());
-  std::ofstream(dir_ + "/nodes/n1.pub", std::ios::trunc) << event::generateCurveKeyPair()->public_key << "\n";
+  std::ofstream(dir_ + "/nodes/n1.pub", std::ios::trunc)
+      << event::generateCurveKeyPair()->public_key << "\n";
   ASSERT_TRUE(server_->reloadAllowList().ok());
   ask({.job_id = 7, .uid = 1000});
   EXPECT_FALSE(answer(500ms)) << "a revoked key was answered";

@@ -1,13 +1,14 @@
 // Dedupe and batching: exactly the next sequence number of each stream is
 // stored; duplicates and gaps are dropped and counted; a reopened database
 // remembers what it acknowledged.
+#include "accel/aggregator/ingest.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
 #include "accel/aggregator/cli.h"
-#include "accel/aggregator/ingest.h"
 #include "accel/common/safe_file.h"
 
 namespace accel::aggregator {
@@ -33,7 +34,7 @@ class IngestTest : public ::testing::Test {
     ASSERT_TRUE(ingestor_->load().ok());
   }
   Offer offer(const std::string& node, uint64_t epoch, uint64_t seq, const Event& ev,
-                                 const std::string& peer = "") {
+              const std::string& peer = "") {
     auto bytes = encode({node, epoch, seq, 1, 1}, ev);
     return ingestor_->offer(peer.empty() ? node : peer, bytes, 2);
   }
@@ -61,10 +62,12 @@ class IngestTest : public ::testing::Test {
 };
 
 TEST_F(IngestTest, InOrderEventsAreStoredOnceAndAcknowledged) {
-  for (uint64_t q = 1; q <= 5; ++q) ASSERT_TRUE(offer("n1", 1, q, TaskStarted{9, 0, uint32_t(q), 1}));
+  for (uint64_t q = 1; q <= 5; ++q)
+    ASSERT_TRUE(offer("n1", 1, q, TaskStarted{9, 0, uint32_t(q), 1}));
   ASSERT_TRUE(ingestor_->commit(3).ok());
   EXPECT_EQ(ingestor_->acked({"n1", 1}), 5u);
-  for (uint64_t q = 1; q <= 5; ++q) ASSERT_TRUE(offer("n1", 1, q, TaskStarted{9, 0, uint32_t(q), 1}));
+  for (uint64_t q = 1; q <= 5; ++q)
+    ASSERT_TRUE(offer("n1", 1, q, TaskStarted{9, 0, uint32_t(q), 1}));
   ASSERT_TRUE(ingestor_->commit(4).ok());
   EXPECT_EQ(storedCount(), 5);
   EXPECT_EQ(metrics_.duplicates, 5u);
@@ -118,7 +121,8 @@ TEST_F(IngestTest, NodesAreKnownByTheirLatestEventAndTheirLatestHeartbeat) {
   for (const Metrics* m : {&metrics_, &restarted}) {
     std::string text = m->render(260 * kS);
     EXPECT_NE(text.find("accel_aggregator_nodes{state=\"alive\"} 1\n"), std::string::npos) << text;
-    EXPECT_NE(text.find("accel_aggregator_nodes{state=\"no-heartbeat\"} 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("accel_aggregator_nodes{state=\"no-heartbeat\"} 1\n"), std::string::npos)
+        << text;
     EXPECT_NE(text.find("accel_aggregator_nodes{state=\"late\"} 0\n"), std::string::npos) << text;
     text = m->render(300 * kS);
     EXPECT_NE(text.find("accel_aggregator_nodes{state=\"late\"} 1\n"), std::string::npos) << text;
@@ -272,7 +276,8 @@ TEST_F(IngestTest, FailedBatchTakesTheOpenBatchWithIt) {
   EXPECT_EQ(metrics_.commit_failures, 1u);
   ASSERT_TRUE(offer("n1", 1, 4, AgentStarted{}));  // 1-3 are not stored: 4 is a gap now
   EXPECT_EQ(metrics_.rejected[size_t(Reject::kOutOfOrder)], 1u);
-  for (uint64_t q = 1; q <= 4; ++q) ASSERT_TRUE(offer("n1", 1, q, AgentStarted{}));  // the agent resends
+  for (uint64_t q = 1; q <= 4; ++q)
+    ASSERT_TRUE(offer("n1", 1, q, AgentStarted{}));  // the agent resends
   ASSERT_TRUE(ingestor_->commit(4).ok());
   EXPECT_EQ(ingestor_->acked({"n1", 1}), 4u);
   EXPECT_EQ(storedCount(), 4);
@@ -296,8 +301,10 @@ TEST_F(IngestTest, InterleavedStreamsAreStoredByteForByteWithEachNodesLag) {
   EXPECT_EQ(ingestor_->acked({"n1", 7}), 3u);
   EXPECT_EQ(ingestor_->acked({"n2", 7}), 3u);
   std::string text = metrics_.render();
-  EXPECT_NE(text.find("accel_aggregator_node_lag_seconds{node=\"n1\"} 2.5\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("accel_aggregator_node_lag_seconds{node=\"n2\"} 0.5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("accel_aggregator_node_lag_seconds{node=\"n1\"} 2.5\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("accel_aggregator_node_lag_seconds{node=\"n2\"} 0.5\n"), std::string::npos)
+      << text;
   // The largest of them, for one alert over the whole fleet.
   EXPECT_NE(text.find("\naccel_aggregator_lag_seconds 2.5\n"), std::string::npos) << text;
 }

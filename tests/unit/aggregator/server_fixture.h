@@ -37,7 +37,8 @@ class ServerFixture : public ::testing::Test {
     (void)removeTree(dir_);
   }
   // A DEALER to `endpoint` that authenticates with `keys`.
-  std::unique_ptr<zmq::socket_t> dealer(const std::string& endpoint, const event::CurveKeyPair& keys) {
+  std::unique_ptr<zmq::socket_t> dealer(const std::string& endpoint,
+                                        const event::CurveKeyPair& keys) {
     auto d = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::dealer);
     d->set(zmq::sockopt::linger, 0);
     d->set(zmq::sockopt::curve_serverkey, server_keys_.public_key);

@@ -23,14 +23,16 @@ class ServerTest : public test::ServerFixture {
   }
   void start(size_t batch_max, std::chrono::milliseconds batch_wait) {
     std::string ep = "ipc://" + dir_ + "/agg.sock";
-    auto s = Server::start({ep, server_keys_, dir_ + "/nodes", 64 * 1024, batch_max, batch_wait}, *ingestor_, metrics_);
+    auto s = Server::start({ep, server_keys_, dir_ + "/nodes", 64 * 1024, batch_max, batch_wait},
+                           *ingestor_, metrics_);
     ASSERT_TRUE(s.ok()) << s.error().message();
     server_ = std::move(*s);
     dealer_ = dealer(ep, node_keys_);
   }
   void send(uint64_t first, uint64_t last) {
     for (uint64_t q = first; q <= last; ++q)
-      dealer_->send(zmq::buffer(event::encode({"n1", 1, q, 1, 1}, event::TaskStarted{3, 0, uint32_t(q), 1})));
+      dealer_->send(
+          zmq::buffer(event::encode({"n1", 1, q, 1, 1}, event::TaskStarted{3, 0, uint32_t(q), 1})));
   }
   // Polls the server for `rounds` rounds of 10 ms; returns the highest
   // sequence number acknowledged so far, stopping early once it is `want`.
@@ -64,9 +66,11 @@ TEST_F(ServerTest, ConnectionsAreCountedAsTheyOpenAndClose) {
   send(1, 1);
   EXPECT_EQ(pollForAck(1, 1000), 1u);
   EXPECT_EQ(metrics_.connections.load(), 1);
-  EXPECT_NE(metrics_.render().find("\naccel_aggregator_nodes_connected 1\n"), std::string::npos) << metrics_.render();
+  EXPECT_NE(metrics_.render().find("\naccel_aggregator_nodes_connected 1\n"), std::string::npos)
+      << metrics_.render();
   dealer_.reset();
-  for (int i = 0; i < 500 && metrics_.connections.load() != 0; ++i) ASSERT_TRUE(server_->poll(10ms).ok());
+  for (int i = 0; i < 500 && metrics_.connections.load() != 0; ++i)
+    ASSERT_TRUE(server_->poll(10ms).ok());
   EXPECT_EQ(metrics_.connections.load(), 0);
 }
 
@@ -91,7 +95,8 @@ TEST_F(ServerTest, EveryInterleavedStreamGetsItsAck) {
   start(kEpochs * kSeqs, std::chrono::hours(1));
   for (uint64_t q = 1; q <= kSeqs; ++q)
     for (uint64_t e = 1; e <= kEpochs; ++e)
-      dealer_->send(zmq::buffer(event::encode({"n1", e, q, 1, 1}, event::TaskStarted{3, 0, uint32_t(q), 1})));
+      dealer_->send(
+          zmq::buffer(event::encode({"n1", e, q, 1, 1}, event::TaskStarted{3, 0, uint32_t(q), 1})));
   std::map<uint64_t, uint64_t> acked;  // epoch -> highest seq
   for (int i = 0; i < 1000 && acked.size() < kEpochs; ++i) {
     ASSERT_TRUE(server_->poll(10ms).ok());
@@ -99,7 +104,8 @@ TEST_F(ServerTest, EveryInterleavedStreamGetsItsAck) {
     while (dealer_->recv(m, zmq::recv_flags::dontwait)) {
       auto ack = event::decodeAck({static_cast<const uint8_t*>(m.data()), m.size()});
       ASSERT_TRUE(ack.ok());
-      EXPECT_TRUE(acked.emplace(ack->epoch, ack->seq).second) << "second ack for epoch " << ack->epoch;
+      EXPECT_TRUE(acked.emplace(ack->epoch, ack->seq).second)
+          << "second ack for epoch " << ack->epoch;
     }
   }
   ASSERT_EQ(acked.size(), kEpochs);
@@ -160,12 +166,14 @@ TEST_F(ServerTest, AllowListIsReloadedOnRequestOnly) {
     return d;
   };
   auto acked = [&](zmq::socket_t& d, const std::string& node, uint64_t seq) {
-    d.send(zmq::buffer(event::encode({node, 1, seq, 1, 1}, event::AgentStarted{})), zmq::send_flags::dontwait);
+    d.send(zmq::buffer(event::encode({node, 1, seq, 1, 1}, event::AgentStarted{})),
+           zmq::send_flags::dontwait);
     for (int i = 0; i < 100; ++i) {
       EXPECT_TRUE(server_->poll(10ms).ok());
       zmq::message_t m;
       while (d.recv(m, zmq::recv_flags::dontwait))
-        if (auto a = event::decodeAck({static_cast<const uint8_t*>(m.data()), m.size()}); a.ok() && a->seq == seq)
+        if (auto a = event::decodeAck({static_cast<const uint8_t*>(m.data()), m.size()});
+            a.ok() && a->seq == seq)
           return true;
     }
     return false;
@@ -215,12 +223,14 @@ TEST(KeyFiles, AllowListAndSecretKeyMustBeTheServiceUsersAndClosed) {
   ASSERT_EQ(::chmod((dir + "/agg.key").c_str(), 0640), 0);
   auto open = loadServerKey(dir + "/agg.key", me);
   ASSERT_FALSE(open.ok());
-  EXPECT_NE(open.error().message().find(dir + "/agg.key"), std::string::npos) << open.error().message();
+  EXPECT_NE(open.error().message().find(dir + "/agg.key"), std::string::npos)
+      << open.error().message();
   ASSERT_EQ(::chmod((dir + "/agg.key").c_str(), 0600), 0);
   // Owned by another user than the one the daemon runs as.
   auto stranger = loadServerKey(dir + "/agg.key", me + 1);
   ASSERT_FALSE(stranger.ok());
-  EXPECT_NE(stranger.error().message().find("owned by uid"), std::string::npos) << stranger.error().message();
+  EXPECT_NE(stranger.error().message().find("owned by uid"), std::string::npos)
+      << stranger.error().message();
   // A node key others may write, or a directory others may write.
   ASSERT_EQ(::chmod((dir + "/nodes/n1.pub").c_str(), 0646), 0);
   auto writable = loadAllowList(dir + "/nodes", me);

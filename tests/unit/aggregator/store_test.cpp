@@ -1,10 +1,11 @@
 // The store's schema upgrade: a database written before job_spans keeps its
 // events readable by job, and loses the per-event job index. Batches of any
 // size keep every event in order and every job's span exact.
+#include "accel/aggregator/store.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include "accel/aggregator/store.h"
 #include "accel/common/safe_file.h"
 
 namespace accel::aggregator {
@@ -46,8 +47,8 @@ class StoreTest : public ::testing::Test {
     sqlite3* db = nullptr;
     sqlite3_stmt* s = nullptr;
     int64_t n = -1;
-    if (sqlite3_open(path().c_str(), &db) == SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK &&
-        sqlite3_step(s) == SQLITE_ROW)
+    if (sqlite3_open(path().c_str(), &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
       n = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
     sqlite3_close(db);
@@ -95,7 +96,8 @@ Batch batchOf(uint64_t first, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     uint64_t seq = first + i;
     uint8_t byte = uint8_t(seq);
-    b.events.push_back({{"n1", 1, seq, int64_t(seq), 0}, "task_started", uint32_t(seq % 3), 1, b.bytes.size(), 1});
+    b.events.push_back(
+        {{"n1", 1, seq, int64_t(seq), 0}, "task_started", uint32_t(seq % 3), 1, b.bytes.size(), 1});
     b.bytes.push_back(byte);
   }
   b.progress[{"n1", 1}] = first + n - 1;

@@ -1,9 +1,9 @@
 // Merging a job's events from several nodes into one summary.
+#include "accel/aggregator/summary.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-
-#include "accel/aggregator/summary.h"
 
 namespace accel::aggregator {
 namespace {
@@ -16,8 +16,10 @@ JobSummary twoNodeJob() {
   mergeEvent(s, "n1", PrologStarted{42, 1000, "alice", "n[1-2]", 2});
   mergeEvent(s, "n2", PrologStarted{42, 1000, "alice", "n[1-2]", 2});
   // Both nodes report the one partition of two IPUs, as the agent names them.
-  mergeEvent(s, "n1", PrologFinished{42, JobResult::kOk, {"p42:0", "p42:1"}, "p42", 1, "", "ipu", 3600});
-  mergeEvent(s, "n2", PrologFinished{42, JobResult::kOk, {"p42:0", "p42:1"}, "p42", 1, "", "ipu", 3600});
+  mergeEvent(s, "n1",
+             PrologFinished{42, JobResult::kOk, {"p42:0", "p42:1"}, "p42", 1, "", "ipu", 3600});
+  mergeEvent(s, "n2",
+             PrologFinished{42, JobResult::kOk, {"p42:0", "p42:1"}, "p42", 1, "", "ipu", 3600});
   mergeEvent(s, "n1", StepStarted{42, 3, "wsjob-1-csx1", true});
   mergeEvent(s, "n1", StepStarted{42, 4, "train", false});
   mergeEvent(s, "n1", StepStarted{42, 3, "wsjob-1-csx1", true});  // replayed: counted once
@@ -88,7 +90,10 @@ TEST(Summary, StateRoundTripsAndBadStateIsRefused) {
 // Found by fuzz_event_ingest: names are bytes from the wire, not always UTF-8.
 TEST(Summary, InvalidUtf8NamesAreStoredNotThrown) {
   JobSummary s;
-  mergeEvent(s, "n\xff" "1", PrologFinished{1, JobResult::kOk, {"d"}, "p\xc3", 0, "", "gpu"});
+  mergeEvent(s,
+             "n\xff"
+             "1",
+             PrologFinished{1, JobResult::kOk, {"d"}, "p\xc3", 0, "", "gpu"});
   auto back = fromStateJson(toStateJson(s));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->accel_count, 1u);
@@ -136,9 +141,11 @@ TEST(Summary, ARequeuedJobCountsItsRunsAndTheSecondsOfEach) {
   mergeEvent(s, "n1", EpilogFinished{8, JobResult::kOk, 1, "", true, 6, 0});
   EXPECT_EQ(s.restarts, 0u);
   EXPECT_EQ(nlohmann::json::parse(toCommentJson(s)).count("restarts"), 0u) << "one run: no key";
-  EXPECT_TRUE(mergeEvent(s, "n1", PrologStarted{8, 1000, "alice", "n1", 1, 1})) << "a new run changes the summary";
+  EXPECT_TRUE(mergeEvent(s, "n1", PrologStarted{8, 1000, "alice", "n1", 1, 1}))
+      << "a new run changes the summary";
   mergeEvent(s, "n1", ApplianceJobChanged{8, "wsjob-2", ApplianceState::kRunning, 1, 2});
-  EXPECT_EQ(s.runSeconds(), (std::vector<uint64_t>{6, 2})) << "the second run's updates are its own";
+  EXPECT_EQ(s.runSeconds(), (std::vector<uint64_t>{6, 2}))
+      << "the second run's updates are its own";
   mergeEvent(s, "n1", EpilogFinished{8, JobResult::kOk, 1, "", true, 4, 1});
   mergeEvent(s, "n1", EpilogFinished{8, JobResult::kOk, 1, "", true, 6, 0});  // resent
   EXPECT_EQ(s.restarts, 1u);
@@ -179,7 +186,8 @@ TEST(Summary, ARequeuedGpuJobCountsTheDevicesOfItsLatestRun) {
   mergeEvent(s, "g2", PrologFinished{9, JobResult::kOk, {"0", "1", "2"}, "", 1, "", "gpu"});
   mergeEvent(s, "g2", EpilogFinished{9, JobResult::kOk, 1, "", true, 0, 1});
   EXPECT_EQ(s.accel_count, 3u);
-  mergeEvent(s, "g1", PrologFinished{9, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});  // resent, first run
+  mergeEvent(s, "g1",
+             PrologFinished{9, JobResult::kOk, {"0", "1"}, "", 1, "", "gpu"});  // resent, first run
   EXPECT_EQ(s.accel_count, 3u);
   auto j = nlohmann::json::parse(toCommentJson(s));
   EXPECT_EQ(j["count"], 3);
@@ -244,7 +252,8 @@ TEST(Summary, CommentIsDueAtTheLastEpilogOrAfterTheWait) {
   JobSummary s = gpuJob("g[1-2]", 2);
   EXPECT_EQ(commentDueNs(s, 300 * kSec), std::nullopt);
   mergeEvent(s, "g1", EpilogFinished{9}, 1000 * kSec);
-  mergeEvent(s, "g1", EpilogFinished{9}, 1100 * kSec);  // again, later: the wait runs from the first
+  mergeEvent(s, "g1", EpilogFinished{9},
+             1100 * kSec);  // again, later: the wait runs from the first
   EXPECT_EQ(commentDueNs(s, 300 * kSec), 1300 * kSec);
   mergeEvent(s, "g2", EpilogFinished{9}, 1200 * kSec);
   EXPECT_EQ(commentDueNs(s, 300 * kSec), 0);
@@ -274,8 +283,8 @@ TEST(Summary, SummaryAfterTheWaitNamesTheMissingNodes) {
 // with the count is set aside: the count alone decides, and what is missing
 // is named as far as the nodes that reported allow.
 TEST(Summary, UnusableNodeListFallsBackToTheCount) {
-  for (const std::string& list : std::vector<std::string>{"g[1-", "g[2-1]", "g[1-2]]", "g[1-3]", "g1,g1", "g[0-99999]",
-                                                           std::string(70000, ',')}) {
+  for (const std::string& list : std::vector<std::string>{
+           "g[1-", "g[2-1]", "g[1-2]]", "g[1-3]", "g1,g1", "g[0-99999]", std::string(70000, ',')}) {
     SCOPED_TRACE(list.substr(0, 20));
     JobSummary s = gpuJob(list, 2);
     EXPECT_TRUE(s.listed_nodes.empty());
@@ -300,17 +309,26 @@ TEST(Summary, TwoNodeCommentIsExactlyAsDocumented) {
   s.job_id = 4242;
   for (std::string node : {"ipu-host1", "ipu-host2"}) {
     mergeEvent(s, node, PrologStarted{4242, 1000, "alice", "ipu-host[1-2]", 2});
-    mergeEvent(s, node, PrologFinished{4242, JobResult::kOk, {"p4242:0", "p4242:1", "p4242:2", "p4242:3"},
-                                       "p4242", 1, "", "ipu", 0});
+    mergeEvent(s, node,
+               PrologFinished{4242,
+                              JobResult::kOk,
+                              {"p4242:0", "p4242:1", "p4242:2", "p4242:3"},
+                              "p4242",
+                              1,
+                              "",
+                              "ipu",
+                              0});
   }
   mergeEvent(s, "ipu-host1", EpilogFinished{4242, JobResult::kOk, 1, "", true, 0}, 1000 * kSec);
-  EXPECT_EQ(toCommentJson(s),
-            R"({"v":1,"result":"ok","accel":"ipu","count":4,"partition":"p4242","nodes":["ipu-host1","ipu-host2"],)"
-            R"("appliance_s":0,"appliance_limit_s":0,"surrogate_steps":0,"missing_nodes":["ipu-host2"]})");
+  EXPECT_EQ(
+      toCommentJson(s),
+      R"({"v":1,"result":"ok","accel":"ipu","count":4,"partition":"p4242","nodes":["ipu-host1","ipu-host2"],)"
+      R"("appliance_s":0,"appliance_limit_s":0,"surrogate_steps":0,"missing_nodes":["ipu-host2"]})");
   mergeEvent(s, "ipu-host2", EpilogFinished{4242, JobResult::kOk, 1, "", true, 0}, 1001 * kSec);
-  EXPECT_EQ(toCommentJson(s),
-            R"({"v":1,"result":"ok","accel":"ipu","count":4,"partition":"p4242","nodes":["ipu-host1","ipu-host2"],)"
-            R"("appliance_s":0,"appliance_limit_s":0,"surrogate_steps":0})");
+  EXPECT_EQ(
+      toCommentJson(s),
+      R"({"v":1,"result":"ok","accel":"ipu","count":4,"partition":"p4242","nodes":["ipu-host1","ipu-host2"],)"
+      R"("appliance_s":0,"appliance_limit_s":0,"surrogate_steps":0})");
 }
 
 TEST(Summary, StateRoundTripsTheWaitAndPerNodeFigures) {
@@ -337,14 +355,17 @@ TEST(Summary, FailedPrologsAreNamedPerNode) {
   EXPECT_TRUE(s.errors.empty());
   EXPECT_EQ(nlohmann::json::parse(toCommentJson(s)).count("errors"), 0u);
   mergeEvent(s, "g3", PrologFinished{9, JobResult::kFailed, {}, "", 1, "no V-IPU controller here"});
-  mergeEvent(s, "g2", PrologFinished{9, JobResult::kFailed, {}, "", 1, ""});  // no reason given: nothing to show
+  mergeEvent(
+      s, "g2",
+      PrologFinished{9, JobResult::kFailed, {}, "", 1, ""});  // no reason given: nothing to show
   EXPECT_EQ(s.errors, (std::map<std::string, std::string>{{"g3", "no V-IPU controller here"}}));
   auto j = nlohmann::json::parse(toCommentJson(s));
   EXPECT_EQ(j["result"], "failed");
   EXPECT_EQ(j["errors"], nlohmann::json({{"g3", "no V-IPU controller here"}}));
 
   std::string long_text;
-  while (long_text.size() < 300) long_text += "|é";  // one byte, then two: byte 197 is inside a character
+  while (long_text.size() < 300)
+    long_text += "|é";  // one byte, then two: byte 197 is inside a character
   mergeEvent(s, "g3", PrologFinished{9, JobResult::kFailed, {}, "", 1, long_text});
   const std::string& kept = s.errors.at("g3");
   EXPECT_LE(kept.size(), JobSummary::kMaxErrorBytes);
@@ -366,8 +387,10 @@ TEST(Summary, FailedPrologsAreNamedPerNode) {
 TEST(Summary, ErrorsAreBoundedToTheFirstNodesByName) {
   JobSummary up, down;
   for (int i = 0; i < 40; ++i) {
-    mergeEvent(up, "n" + std::to_string(100 + i), PrologFinished{5, JobResult::kFailed, {}, "", 1, "broken"});
-    mergeEvent(down, "n" + std::to_string(139 - i), PrologFinished{5, JobResult::kFailed, {}, "", 1, "broken"});
+    mergeEvent(up, "n" + std::to_string(100 + i),
+               PrologFinished{5, JobResult::kFailed, {}, "", 1, "broken"});
+    mergeEvent(down, "n" + std::to_string(139 - i),
+               PrologFinished{5, JobResult::kFailed, {}, "", 1, "broken"});
   }
   EXPECT_EQ(up.errors.size(), JobSummary::kMaxErrorNodes);
   EXPECT_EQ(up.errors, down.errors);
@@ -381,16 +404,23 @@ TEST(Summary, WrongKindCommentIsExactlyAsDocumented) {
   s.job_id = 4243;
   mergeEvent(s, "gpu-host3", PrologStarted{4243, 1000, "alice", "gpu-host3", 1});
   mergeEvent(s, "gpu-host3",
-             PrologFinished{4243, JobResult::kFailed, {}, "", 1,
-                            "this node (gpu-host3) has no V-IPU controller (no vipu.conf beside /etc/slurm/accel.conf) "
-                            "and no IPUs of its own, yet the job asked for 2 IPUs: a fault of the cluster's "
-                            "configuration, not of the job"});
+             PrologFinished{
+                 4243,
+                 JobResult::kFailed,
+                 {},
+                 "",
+                 1,
+                 "this node (gpu-host3) has no V-IPU controller (no vipu.conf beside "
+                 "/etc/slurm/accel.conf) "
+                 "and no IPUs of its own, yet the job asked for 2 IPUs: a fault of the cluster's "
+                 "configuration, not of the job"});
   mergeEvent(s, "gpu-host3", EpilogFinished{4243, JobResult::kOk, 1, "", true, 0}, 1000 * kSec);
-  EXPECT_EQ(toCommentJson(s),
-            R"({"v":1,"result":"failed","accel":"","count":0,"partition":"","nodes":["gpu-host3"],"appliance_s":0,)"
-            R"("appliance_limit_s":0,"surrogate_steps":0,"errors":{"gpu-host3":"this node (gpu-host3) has no V-IPU )"
-            R"(controller (no vipu.conf beside /etc/slurm/accel.conf) and no IPUs of its own, yet the job asked for 2 )"
-            R"(IPUs: a fault of the cluster's configuration, not of the job"}})");
+  EXPECT_EQ(
+      toCommentJson(s),
+      R"({"v":1,"result":"failed","accel":"","count":0,"partition":"","nodes":["gpu-host3"],"appliance_s":0,)"
+      R"("appliance_limit_s":0,"surrogate_steps":0,"errors":{"gpu-host3":"this node (gpu-host3) has no V-IPU )"
+      R"(controller (no vipu.conf beside /etc/slurm/accel.conf) and no IPUs of its own, yet the job asked for 2 )"
+      R"(IPUs: a fault of the cluster's configuration, not of the job"}})");
 }
 
 // A state stored by the release before this one, as it wrote it.

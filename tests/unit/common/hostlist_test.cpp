@@ -30,8 +30,8 @@ TEST(HostlistTest, KeepsZeroPaddingAcrossADigitBoundary) {
 }
 
 TEST(HostlistTest, RefusesMalformedLists) {
-  for (const char* bad : {"n[1-3", "n1-3]", "n[[1]]", "n[]", "n[3-1]", "n[a-b]", "n[1-]", "n[1]x[2]",
-                          "n[1234567890]"}) {
+  for (const char* bad : {"n[1-3", "n1-3]", "n[[1]]", "n[]", "n[3-1]", "n[a-b]", "n[1-]",
+                          "n[1]x[2]", "n[1234567890]"}) {
     auto r = expandHostlist(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {

@@ -1,12 +1,11 @@
 #include "accel/common/log.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace accel::log {
 namespace {

@@ -2,6 +2,7 @@
 // FIFOs and unreadable entries, changing while they are removed; and the
 // checks of the directories such trees live in.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -17,8 +18,6 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "accel/common/safe_file.h"
 
@@ -74,7 +73,9 @@ int openFds() {
   return n;
 }
 
-double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 class RemoveTreeTest : public ::testing::Test {
  protected:
@@ -129,7 +130,8 @@ TEST_F(RemoveTreeTest, RemovesAHundredThousandEntries) {
   EXPECT_EQ(stats.max_depth, 2u);
   EXPECT_EQ(openFds(), fds_before);
   EXPECT_TRUE(exists(outside_ + "/keep"));
-  std::printf("removed %llu entries in %.3f s\n", static_cast<unsigned long long>(stats.removed), took);
+  std::printf("removed %llu entries in %.3f s\n", static_cast<unsigned long long>(stats.removed),
+              took);
   RecordProperty("seconds", std::to_string(took));
 }
 
@@ -257,20 +259,25 @@ TEST_F(RemoveTreeTest, NeverLeavesTheTreesFileSystem) {
   makeChain(tree_, 3, 2);
   pid_t pid = fork();
   if (pid == 0) {
-    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) _exit(10);
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+      _exit(10);
     if (mount("none", (tree_ + "/d").c_str(), "tmpfs", 0, nullptr) != 0) _exit(11);
     int fd = open((tree_ + "/d/on-the-mount").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) _exit(12);
     close(fd);
     Status s = removeTree(tree_);
-    const bool reported = !s.ok() && s.error().message().find("another file system is mounted there") != std::string::npos;
+    const bool reported =
+        !s.ok() &&
+        s.error().message().find("another file system is mounted there") != std::string::npos;
     const bool kept = exists(tree_ + "/d/on-the-mount") && !exists(tree_ + "/f0");
     _exit(reported && kept ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "10-12: could not set up the mount; 1: the walk entered it or reported nothing";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "10-12: could not set up the mount; 1: the walk entered it or reported nothing";
   ASSERT_TRUE(removeTree(tree_).ok());  // unmounted with the child's namespace
   EXPECT_FALSE(exists(tree_));
 }
@@ -389,7 +396,9 @@ TEST_F(RemoveTreeTest, StopIsAskedWhileClimbingOutOfADeepChain) {
   makeChain(tree_, 1500);
   int calls = 0;
   RemoveTreeOptions o;
-  o.stop = [&] { return ++calls == 2; };  // the first call comes on the way down, the second on the way up
+  o.stop = [&] {
+    return ++calls == 2;
+  };  // the first call comes on the way down, the second on the way up
   RemoveTreeStats stats;
   Status s = removeTree(tree_, o, &stats);
   ASSERT_FALSE(s.ok());
@@ -447,7 +456,8 @@ TEST_F(RemoveTreeTest, RootOnlyDirectoryCheck) {
   ASSERT_EQ(chown(ok.c_str(), 54321, 0), 0);
   Status owner = checkRootOnlyDirectory(ok);
   ASSERT_FALSE(owner.ok());
-  EXPECT_NE(owner.error().message().find("owned by uid 54321"), std::string::npos) << owner.error().message();
+  EXPECT_NE(owner.error().message().find("owned by uid 54321"), std::string::npos)
+      << owner.error().message();
   ASSERT_EQ(chown(ok.c_str(), 0, 0), 0);
 
   const std::string link = dir_ + "/link";
@@ -464,7 +474,8 @@ TEST_F(RemoveTreeTest, RootOnlyDirectoryCheck) {
   ASSERT_EQ(mkdir((open_dir + "/ipuof").c_str(), 0755), 0);
   Status above = checkRootOnlyDirectory(open_dir + "/ipuof");
   ASSERT_FALSE(above.ok());
-  EXPECT_NE(above.error().message().find("the directory above it, " + open_dir + ", is writable by others"),
+  EXPECT_NE(above.error().message().find("the directory above it, " + open_dir +
+                                         ", is writable by others"),
             std::string::npos)
       << above.error().message();
 

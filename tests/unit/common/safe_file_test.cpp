@@ -2,13 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace accel {
 namespace {
@@ -49,7 +48,10 @@ TEST_F(SafeFileTest, ReplacesExistingFileAndLeavesNoTemporaries) {
   int entries = 0;
   for (auto* d = opendir(dir_.c_str()); d != nullptr;) {
     auto* e = readdir(d);
-    if (e == nullptr) { closedir(d); break; }
+    if (e == nullptr) {
+      closedir(d);
+      break;
+    }
     if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") ++entries;
   }
   EXPECT_EQ(entries, 1);

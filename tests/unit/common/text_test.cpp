@@ -11,7 +11,7 @@ TEST(CleanTextTest, AcceptsAsciiAndUtf8) {
   EXPECT_TRUE(isCleanText(""));
   EXPECT_TRUE(isCleanText("alice"));
   EXPECT_TRUE(isCleanText("gpu-part_1.x"));
-  EXPECT_TRUE(isCleanText("J\xc3\xb6rg"));              // ö
+  EXPECT_TRUE(isCleanText("J\xc3\xb6rg"));               // ö
   EXPECT_TRUE(isCleanText("\xe6\x97\xa5\xe6\x9c\xac"));  // 日本
   EXPECT_TRUE(isCleanText("\xf0\x9f\x98\x80"));          // an emoji, 4 bytes
 }

@@ -46,17 +46,20 @@ TEST(AccelConfig, ControlSocketLimitsAndTheAdminSocketPath) {
   c = parseAccelConfig("ControlSocket=/tmp/t/agent.sock\nAdminSocket=/tmp/t/root.sock\n");
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(adminSocketPath(*c), "/tmp/t/root.sock");
-  EXPECT_NE(errorOf("ControlUserConnections=0\n").find("ControlUserConnections"), std::string::npos);
+  EXPECT_NE(errorOf("ControlUserConnections=0\n").find("ControlUserConnections"),
+            std::string::npos);
   EXPECT_NE(errorOf("ControlUserIdleMs=5000\n").find("ControlUserIdleMs"), std::string::npos);
 }
 
 TEST(AccelConfig, ApplianceTimesUseSlurmNotation) {
-  Result<AccelConfig> config = parseAccelConfig("ApplianceTimeDefault=30\nApplianceTimeMax=1-00:00:00\n");
+  Result<AccelConfig> config =
+      parseAccelConfig("ApplianceTimeDefault=30\nApplianceTimeMax=1-00:00:00\n");
   ASSERT_TRUE(config.ok()) << config.error().message();
   ASSERT_TRUE(config->appliance_time_default.has_value());
   EXPECT_EQ(config->appliance_time_default->seconds(), 30 * 60);  // a bare number is minutes
   EXPECT_EQ(config->appliance_time_max.seconds(), 86400);
-  EXPECT_NE(errorOf("ApplianceTimeMax=soon\n").find("accel.conf:1: key 'ApplianceTimeMax'"), std::string::npos);
+  EXPECT_NE(errorOf("ApplianceTimeMax=soon\n").find("accel.conf:1: key 'ApplianceTimeMax'"),
+            std::string::npos);
 }
 
 TEST(AccelConfig, EveryKeySet) {

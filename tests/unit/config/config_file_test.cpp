@@ -107,7 +107,8 @@ TEST_F(ConfigFileTest, UnreadableFile) {
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: could not drop to nobody; 1: the read was not refused as it should be";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "2: could not drop to nobody; 1: the read was not refused as it should be";
 }
 
 TEST_F(ConfigFileTest, OversizedFileIsRefused) {

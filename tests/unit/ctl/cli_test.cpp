@@ -24,7 +24,8 @@ Run run(const std::vector<std::string>& args, std::map<std::string, std::string>
              auto it = env.find(n);
              return it == env.end() ? nullptr : it->second.c_str();
            },
-           [&r](const std::string& s) { r.out += s; }, [&r](const std::string& s) { r.err += s + "\n"; }};
+           [&r](const std::string& s) { r.out += s; },
+           [&r](const std::string& s) { r.err += s + "\n"; }};
   r.code = runCli(args, io);
   return r;
 }
@@ -44,17 +45,20 @@ const std::map<std::string, std::vector<std::string>> kExpected = {
 };
 
 TEST(CliHelpTest, EveryVerbHasHelpNamingItsOptions) {
-  ASSERT_EQ(verbNames().size(), kExpected.size()) << "a verb was added: list what its help must name";
+  ASSERT_EQ(verbNames().size(), kExpected.size())
+      << "a verb was added: list what its help must name";
   for (const auto& verb : verbNames()) {
     SCOPED_TRACE(verb);
     ASSERT_EQ(kExpected.count(verb), 1u);
-    for (const auto& form : {std::vector<std::string>{verb, "--help"}, std::vector<std::string>{"--help", verb},
-                             std::vector<std::string>{verb, "-h"}}) {
+    for (const auto& form :
+         {std::vector<std::string>{verb, "--help"}, std::vector<std::string>{"--help", verb},
+          std::vector<std::string>{verb, "-h"}}) {
       auto r = run(form);
       EXPECT_EQ(r.code, 0);
       EXPECT_EQ(r.err, "");
       EXPECT_EQ(r.out.rfind("usage: accelctl [--config FILE] " + verb, 0), 0u) << r.out;
-      for (const auto& word : kExpected.at(verb)) EXPECT_NE(r.out.find(word), std::string::npos) << word << "\n" << r.out;
+      for (const auto& word : kExpected.at(verb))
+        EXPECT_NE(r.out.find(word), std::string::npos) << word << "\n" << r.out;
       EXPECT_NE(r.out.find("--config FILE"), std::string::npos);
     }
   }
@@ -63,15 +67,18 @@ TEST(CliHelpTest, EveryVerbHasHelpNamingItsOptions) {
 TEST(CliHelpTest, GeneralHelpListsEveryVerb) {
   auto r = run({"--help"});
   EXPECT_EQ(r.code, 0);
-  for (const auto& verb : verbNames()) EXPECT_NE(r.out.find("\n  " + verb + " "), std::string::npos) << verb;
-  EXPECT_NE(r.out.find("exit codes: 0 ok, 1 node fault, 2 usage, 3 daemon not running"), std::string::npos);
+  for (const auto& verb : verbNames())
+    EXPECT_NE(r.out.find("\n  " + verb + " "), std::string::npos) << verb;
+  EXPECT_NE(r.out.find("exit codes: 0 ok, 1 node fault, 2 usage, 3 daemon not running"),
+            std::string::npos);
 }
 
 TEST(CliErrorTest, UnknownVerbListsTheVerbs) {
   auto r = run({"stauts"});
   EXPECT_EQ(r.code, kUsage);
   EXPECT_EQ(r.err,
-            "accelctl: unknown verb 'stauts'; the verbs are prolog epilog status jobs job topology events "
+            "accelctl: unknown verb 'stauts'; the verbs are prolog epilog status jobs job topology "
+            "events "
             "nodes wait-appliance config (see 'accelctl --help')\n");
   EXPECT_EQ(run({}).err, "accelctl: no verb given; see 'accelctl --help'\n");
 }
@@ -97,7 +104,8 @@ TEST_F(CliDaemonDownTest, SaysHowToStartTheDaemonAndWhereTheSocketIsExpected) {
     EXPECT_EQ(r.code, kUnavailable) << r.err;
     EXPECT_EQ(r.err, "accelctl: accel-agentd is not running: nothing listens on " + root_ +
                          "/control.sock (ControlSocket in " + root_ +
-                         "/accel.conf). Start it with 'systemctl start accel-agentd'; 'journalctl -u accel-agentd' "
+                         "/accel.conf). Start it with 'systemctl start accel-agentd'; 'journalctl "
+                         "-u accel-agentd' "
                          "says why it stopped\n");
   }
 }
@@ -110,17 +118,21 @@ TEST_F(CliDaemonDownTest, AMissingConfigSaysWhereItWasLookedFor) {
 }
 
 TEST(HintTest, EachCallErrorSaysWhatToDo) {
-  EXPECT_NE(callErrorHint(Error(ErrorCode::kTimeout, "recv: timed out"), "/run/a.sock", "/etc/slurm/accel.conf")
+  EXPECT_NE(callErrorHint(Error(ErrorCode::kTimeout, "recv: timed out"), "/run/a.sock",
+                          "/etc/slurm/accel.conf")
                 .find("journalctl -u accel-agentd"),
             std::string::npos);
-  EXPECT_EQ(callErrorHint(Error(ErrorCode::kUnavailable, "accel-agentd is busy (/run/a.sock)"), "/run/a.sock", "c"),
+  EXPECT_EQ(callErrorHint(Error(ErrorCode::kUnavailable, "accel-agentd is busy (/run/a.sock)"),
+                          "/run/a.sock", "c"),
             "accel-agentd is busy (/run/a.sock); try again in a moment");
-  EXPECT_NE(callErrorHint(Error(ErrorCode::kPermissionDenied, "connect /run/a.sock: Permission denied"), "/run/a.sock",
-                          "c")
-                .find("check the permissions of /run/a.sock and of its directory"),
-            std::string::npos);
+  EXPECT_NE(
+      callErrorHint(Error(ErrorCode::kPermissionDenied, "connect /run/a.sock: Permission denied"),
+                    "/run/a.sock", "c")
+          .find("check the permissions of /run/a.sock and of its directory"),
+      std::string::npos);
   EXPECT_EQ(unknownJobHint("job 42 has nothing on this node"),
-            "job 42 has nothing on this node; 'accelctl jobs' lists the jobs you may see here (users see only their "
+            "job 42 has nothing on this node; 'accelctl jobs' lists the jobs you may see here "
+            "(users see only their "
             "own)");
 }
 

@@ -5,9 +5,8 @@
 // this process, over a real control socket).
 #include "accel/ctl/hook_env.h"
 
-#include <poll.h>
-
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <map>
 #include <thread>
@@ -25,19 +24,24 @@ namespace {
 namespace fb = accel::control;
 using Env = std::map<std::string, std::string>;
 
-static_assert(kMaxNodeListBytes == agent::kMaxNodeListBytes, "accelctl and the daemon bound the node list alike");
+static_assert(kMaxNodeListBytes == agent::kMaxNodeListBytes,
+              "accelctl and the daemon bound the node list alike");
 
 CliIo ioOf(const Env& env, std::string* err = nullptr) {
   return CliIo{[&env](const char* n) -> const char* {
                  auto it = env.find(n);
                  return it == env.end() ? nullptr : it->second.c_str();
                },
-               [](const std::string&) {}, [err](const std::string& s) { if (err) *err += s + "\n"; }};
+               [](const std::string&) {},
+               [err](const std::string& s) {
+                 if (err) *err += s + "\n";
+               }};
 }
 
 Env slurmd(Env extra = {}) {
-  Env env{{"SLURM_JOB_ID", "42"},          {"SLURM_JOB_UID", "1000"},    {"SLURM_JOB_GID", "1000"},
-          {"SLURM_JOB_USER", "alice"},     {"SLURMD_NODENAME", "sbn2"}, {"SLURM_SCRIPT_CONTEXT", "prolog_slurmd"}};
+  Env env{{"SLURM_JOB_ID", "42"},      {"SLURM_JOB_UID", "1000"},
+          {"SLURM_JOB_GID", "1000"},   {"SLURM_JOB_USER", "alice"},
+          {"SLURMD_NODENAME", "sbn2"}, {"SLURM_SCRIPT_CONTEXT", "prolog_slurmd"}};
   for (auto& [k, v] : extra) env[k] = v;
   return env;
 }
@@ -84,14 +88,17 @@ TEST(HookEnvTest, NewerSlurmsJobNodelistIsTheFallback) {
 TEST(HookEnvTest, AnUnusableNodeCountIsUnknownAndTheHookGoesOn) {
   for (const char* bad : {"two", "-1", "2x", "99999999999", "70000", " 2"}) {
     SCOPED_TRACE(bad);
-    auto e = readHookEnv(ioOf(slurmd({{"SLURM_NODELIST", "sbn[1-2]"}, {"SLURM_JOB_NUM_NODES", bad}})), true);
+    auto e = readHookEnv(
+        ioOf(slurmd({{"SLURM_NODELIST", "sbn[1-2]"}, {"SLURM_JOB_NUM_NODES", bad}})), true);
     ASSERT_TRUE(e.ok()) << e.error().message();
     EXPECT_EQ(e->node_count, 0u);
     EXPECT_EQ(e->node_list, "sbn[1-2]");
     ASSERT_EQ(e->notes.size(), 1u);
-    EXPECT_EQ(e->notes[0], "SLURM_JOB_NUM_NODES='" + std::string(bad) + "' is not a node count; taken as unknown");
+    EXPECT_EQ(e->notes[0], "SLURM_JOB_NUM_NODES='" + std::string(bad) +
+                               "' is not a node count; taken as unknown");
   }
-  auto e = readHookEnv(ioOf(slurmd({{"SLURM_JOB_NUM_NODES", "2\n\x1b[2J" + std::string(200, '9')}})), true);
+  auto e = readHookEnv(
+      ioOf(slurmd({{"SLURM_JOB_NUM_NODES", "2\n\x1b[2J" + std::string(200, '9')}})), true);
   ASSERT_TRUE(e.ok());
   ASSERT_EQ(e->notes.size(), 1u);
   EXPECT_EQ(e->notes[0], "SLURM_JOB_NUM_NODES='2??[2J" + std::string(74, '9') +
@@ -128,19 +135,22 @@ TEST(HookEnvTest, ANodeListTooLongOrNotCleanIsUnknown) {
   EXPECT_EQ(e->node_list, longest);
   EXPECT_TRUE(e->notes.empty());
 
-  e = readHookEnv(ioOf(slurmd({{"SLURM_NODELIST", longest + "1"}, {"SLURM_JOB_NUM_NODES", "3"}})), true);
+  e = readHookEnv(ioOf(slurmd({{"SLURM_NODELIST", longest + "1"}, {"SLURM_JOB_NUM_NODES", "3"}})),
+                  true);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->node_list, "");
   EXPECT_EQ(e->node_count, 3u);
   ASSERT_EQ(e->notes.size(), 1u);
-  EXPECT_EQ(e->notes[0], "SLURM_NODELIST is longer than 61440 bytes; the job's nodes are taken as unknown");
+  EXPECT_EQ(e->notes[0],
+            "SLURM_NODELIST is longer than 61440 bytes; the job's nodes are taken as unknown");
 
   for (const char* unclean : {"sbn1\nsbn2", "sbn\x01", "\xff\xfe"}) {
     e = readHookEnv(ioOf(slurmd({{"SLURM_JOB_NODELIST", unclean}})), true);
     ASSERT_TRUE(e.ok());
     EXPECT_EQ(e->node_list, "");
     ASSERT_EQ(e->notes.size(), 1u);
-    EXPECT_EQ(e->notes[0], "SLURM_JOB_NODELIST is not clean text; the job's nodes are taken as unknown");
+    EXPECT_EQ(e->notes[0],
+              "SLURM_JOB_NODELIST is not clean text; the job's nodes are taken as unknown");
   }
 }
 
@@ -210,18 +220,22 @@ TEST(HookEnvTest, TheJobsOptionsAreReadByThePluginsRules) {
 TEST(HookEnvTest, ARefusedJobAsksForNothingAndSaysWhy) {
   const std::pair<Env, std::string> cases[] = {
       {{{"SPANK_ACCEL_IPUS", "abc"}}, "--ipus=abc: not a whole number; give 1 to 8 IPUs"},
-      {{{"SPANK_ACCEL_IPUS", "16"}}, "--ipus=16: at most 8 IPUs per job (MaxIpusPerJob in /etc/slurm/vipu.conf)"},
+      {{{"SPANK_ACCEL_IPUS", "16"}},
+       "--ipus=16: at most 8 IPUs per job (MaxIpusPerJob in /etc/slurm/vipu.conf)"},
       {{{"SPANK_ACCEL_APPLIANCE_TIME", "99999999999999999999"}},
        "--job-time-sec=99999999999999999999: too large; Slurm times end at 2147483647 seconds"},
-      {{{"SPANK_ACCEL_APPLIANCE_TIME", "3601"}}, "--job-time-sec=3601: above the site maximum of 01:00:00"},
-      {{{"SPANK_ACCEL_IPUS", "2"}, {"SPANK_ACCEL_NUM_REPLICAS", "4"}}, "--num-replicas=4: does not divide --ipus=2"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", "3601"}},
+       "--job-time-sec=3601: above the site maximum of 01:00:00"},
+      {{{"SPANK_ACCEL_IPUS", "2"}, {"SPANK_ACCEL_NUM_REPLICAS", "4"}},
+       "--num-replicas=4: does not divide --ipus=2"},
   };
   for (const auto& [extra, why] : cases) {
     auto e = readHookEnv(ioOf(slurmd(extra)), true);
     ASSERT_TRUE(e.ok()) << "the user's values never make the hook fail: " << e.error().message();
     readJobOptions(ioOf(slurmd(extra)), nodeLimits(), *e);
     EXPECT_NE(e->refusal.find(why), std::string::npos) << e->refusal;
-    EXPECT_EQ(e->refusal.rfind("the job's accelerator options (SPANK_ACCEL_*", 0), 0u) << e->refusal;
+    EXPECT_EQ(e->refusal.rfind("the job's accelerator options (SPANK_ACCEL_*", 0), 0u)
+        << e->refusal;
     EXPECT_EQ(e->ipus, 0u);
     EXPECT_EQ(e->appliance_time_sec, -1);
     EXPECT_FALSE(e->asksForAccelerators());
@@ -268,11 +282,12 @@ class PrologNodesTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     root_ = tmpl;
     ASSERT_TRUE(makeDirectory(root_ + "/jobs", 0755).ok());
-    ASSERT_TRUE(writeFileAtomic(root_ + "/accel.conf", "ControlSocket=" + root_ + "/control.sock\n", 0644).ok());
-    manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"),
-                                                   agentd::testing::twoGpuInventory(),
-                                                   std::vector<std::unique_ptr<agent::JobStep>>{},
-                                                   [] { return int64_t{5}; });
+    ASSERT_TRUE(
+        writeFileAtomic(root_ + "/accel.conf", "ControlSocket=" + root_ + "/control.sock\n", 0644)
+            .ok());
+    manager_ = std::make_unique<agent::JobManager>(
+        agent::JobStore(root_ + "/state"), agentd::testing::twoGpuInventory(),
+        std::vector<std::unique_ptr<agent::JobStep>>{}, [] { return int64_t{5}; });
     ASSERT_TRUE(manager_->recover().ok());
     ctx_.manager = manager_.get();
     ctx_.node_name = "host-of-sbn2";
@@ -308,7 +323,9 @@ class PrologNodesTest : public ::testing::Test {
 
 TEST_F(PrologNodesTest, TheNodesReachTheJobRecordAndThePrologStartedEvent) {
   std::string err;
-  ASSERT_EQ(prolog(slurmd({{"SLURM_NODELIST", "sbn[1-3]"}, {"SLURM_JOB_NUM_NODES", "3"}}), &err), kOk) << err;
+  ASSERT_EQ(prolog(slurmd({{"SLURM_NODELIST", "sbn[1-3]"}, {"SLURM_JOB_NUM_NODES", "3"}}), &err),
+            kOk)
+      << err;
   EXPECT_EQ(err, "");
   auto rec = manager_->job(42);
   ASSERT_TRUE(rec.has_value());
@@ -324,8 +341,11 @@ TEST_F(PrologNodesTest, TheNodesReachTheJobRecordAndThePrologStartedEvent) {
 
 TEST_F(PrologNodesTest, AnUnusableNodeCountIsNotedAndTheJobGoesOn) {
   std::string err;
-  ASSERT_EQ(prolog(slurmd({{"SLURM_NODELIST", "sbn[1-3]"}, {"SLURM_JOB_NUM_NODES", "lots"}}), &err), kOk);
-  EXPECT_EQ(err, "accel: prolog: job 42: SLURM_JOB_NUM_NODES='lots' is not a node count; taken as unknown\n");
+  ASSERT_EQ(prolog(slurmd({{"SLURM_NODELIST", "sbn[1-3]"}, {"SLURM_JOB_NUM_NODES", "lots"}}), &err),
+            kOk);
+  EXPECT_EQ(
+      err,
+      "accel: prolog: job 42: SLURM_JOB_NUM_NODES='lots' is not a node count; taken as unknown\n");
   ASSERT_TRUE(manager_->job(42).has_value());
   EXPECT_EQ(manager_->job(42)->spec.node_count, 0u);
   EXPECT_EQ(manager_->job(42)->spec.node_list, "sbn[1-3]");
@@ -345,14 +365,16 @@ TEST_F(PrologNodesTest, WithoutSlurmdNodenameTheDaemonsHostNameStandsIn) {
 // failed record holding nothing that says why, and PrologFinished carries the
 // reason into the job's summary.
 TEST_F(PrologNodesTest, ARefusedJobFailsWithoutFailingTheHook) {
-  ASSERT_TRUE(writeFileAtomic(root_ + "/vipu.conf", "ApiHost=127.0.0.1\nIpuofDir=" + root_ + "\nMaxIpusPerJob=8\n",
-                              0644)
+  ASSERT_TRUE(writeFileAtomic(root_ + "/vipu.conf",
+                              "ApiHost=127.0.0.1\nIpuofDir=" + root_ + "\nMaxIpusPerJob=8\n", 0644)
                   .ok());
   const std::pair<Env, std::string> cases[] = {
-      {{{"SPANK_ACCEL_IPUS", "abc"}}, "--ipus=abc: not a whole number; give 1 to 8 IPUs (MaxIpusPerJob in " + root_ +
-                                          "/vipu.conf)"},
+      {{{"SPANK_ACCEL_IPUS", "abc"}},
+       "--ipus=abc: not a whole number; give 1 to 8 IPUs (MaxIpusPerJob in " + root_ +
+           "/vipu.conf)"},
       {{{"SPANK_ACCEL_IPUS", "1024"}}, "--ipus=1024: at most 8 IPUs per job"},
-      {{{"SPANK_ACCEL_APPLIANCE_TIME", "99999999999999999999"}}, "--job-time-sec=99999999999999999999: too large"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", "99999999999999999999"}},
+       "--job-time-sec=99999999999999999999: too large"},
       {{{"SPANK_ACCEL_APPLIANCE_TIME", " "}}, "--job-time-sec=' ': not a whole number"},
   };
   uint32_t job = 100;
@@ -363,7 +385,10 @@ TEST_F(PrologNodesTest, ARefusedJobFailsWithoutFailingTheHook) {
     events_.clear();
     std::string err;
     ASSERT_EQ(prolog(env, &err), kOk) << err;
-    EXPECT_EQ(err.rfind("accel: prolog: job " + std::to_string(job) + ": the job's accelerator options", 0), 0u)
+    EXPECT_EQ(
+        err.rfind("accel: prolog: job " + std::to_string(job) + ": the job's accelerator options",
+                  0),
+        0u)
         << err;
     EXPECT_NE(err.find(why), std::string::npos) << err;
     EXPECT_NE(err.find("(the job fails; the node stays in service)"), std::string::npos) << err;
@@ -383,9 +408,10 @@ TEST_F(PrologNodesTest, ARefusedJobFailsWithoutFailingTheHook) {
 
 TEST_F(PrologNodesTest, TheDaemonRefusesARefusalThatIsNotCleanText) {
   flatbuffers::FlatBufferBuilder fbb;
-  auto spec = fb::CreateJobSpecDirect(fbb, 44, 1000, 1000, "alice", "sbn2", "debug", "", 0, 0, 0, -1, 0, 0, "", 0,
-                                      "bad\nrefusal");
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+  auto spec = fb::CreateJobSpecDirect(fbb, 44, 1000, 1000, "alice", "sbn2", "debug", "", 0, 0, 0,
+                                      -1, 0, 0, "", 0, "bad\nrefusal");
+  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                               fb::CreatePrologRequest(fbb, spec).Union()),
              fb::RequestIdentifier());
   std::vector<uint8_t> req(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   auto reply = agentd::handleRequest(ctx_, agentd::Caller{0, 1}, req);
@@ -398,9 +424,10 @@ TEST_F(PrologNodesTest, TheDaemonRefusesARefusalThatIsNotCleanText) {
 TEST_F(PrologNodesTest, TheDaemonRefusesANodeListOverTheBoundOrUnclean) {
   for (const std::string& list : {std::string(kMaxNodeListBytes + 1, 'x'), std::string("a\nb")}) {
     flatbuffers::FlatBufferBuilder fbb;
-    auto spec = fb::CreateJobSpecDirect(fbb, 43, 1000, 1000, "alice", "sbn2", "debug", "", 0, 0, 0, -1, 0, 0,
-                                        list.c_str(), 2);
-    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+    auto spec = fb::CreateJobSpecDirect(fbb, 43, 1000, 1000, "alice", "sbn2", "debug", "", 0, 0, 0,
+                                        -1, 0, 0, list.c_str(), 2);
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                                 fb::CreatePrologRequest(fbb, spec).Union()),
                fb::RequestIdentifier());
     std::vector<uint8_t> req(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
     auto reply = agentd::handleRequest(ctx_, agentd::Caller{0, 1}, req);

@@ -75,7 +75,8 @@ TEST(NodeHealthTest, NotFoundFromTheControllerCountsAsReached) {
 
 TEST(NodeHealthTest, ApplianceCallsAreNoted) {
   auto health = std::make_shared<NodeHealth>();
-  auto csctl = watchCalls(std::shared_ptr<appliance::ApplianceClient>(std::make_shared<FakeAppliance>()), health);
+  auto csctl = watchCalls(
+      std::shared_ptr<appliance::ApplianceClient>(std::make_shared<FakeAppliance>()), health);
   EXPECT_FALSE(csctl->jobs().ok());
   auto c = health->snapshot().controllers[0];
   EXPECT_EQ(c.name, "appliance");
@@ -114,7 +115,8 @@ TEST(NodeHealthTest, RefusedReloadIsKeptUntilOneIsApplied) {
   EXPECT_EQ(s.config_loaded_ns, 1000);
   EXPECT_EQ(s.config_error, "config not changed: accel.conf:3: key 'Foo': unknown key");
   ASSERT_EQ(s.errors.size(), 1u);
-  EXPECT_EQ(s.errors[0].message, "reload: config not changed: accel.conf:3: key 'Foo': unknown key");
+  EXPECT_EQ(s.errors[0].message,
+            "reload: config not changed: accel.conf:3: key 'Foo': unknown key");
   clock.now = 6000;
   health.configLoaded();
   s = health.snapshot();

@@ -3,11 +3,10 @@
 // counters; the view turns the reply into the table and the JSON.
 #include <gtest/gtest.h>
 
-#include "../agentd/test_inventory.h"
-
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "../agentd/test_inventory.h"
 #include "accel/agentd/control_handler.h"
 #include "accel/common/safe_file.h"
 #include "accel/ctl/status_view.h"
@@ -55,14 +54,16 @@ class StatusTest : public ::testing::Test {
   }
   static std::vector<uint8_t> statusRequest() {
     flatbuffers::FlatBufferBuilder fbb;
-    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::StatusRequest, fb::CreateStatusRequest(fbb).Union()),
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::StatusRequest,
+                                 fb::CreateStatusRequest(fbb).Union()),
                fb::RequestIdentifier());
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
   }
   static std::vector<uint8_t> prolog(uint32_t job, const char* gpus) {
     flatbuffers::FlatBufferBuilder fbb;
     auto spec = fb::CreateJobSpecDirect(fbb, job, 1000, 1000, "alice", "node1", "debug", gpus);
-    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest, fb::CreatePrologRequest(fbb, spec).Union()),
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
+                                 fb::CreatePrologRequest(fbb, spec).Union()),
                fb::RequestIdentifier());
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
   }
@@ -93,18 +94,28 @@ TEST_F(StatusTest, AHealthyNodeSaysSoAndShowsEverySubject) {
   EXPECT_TRUE(statusProblems(s, kNow).empty());
   const std::string t = statusTable(s, kNow);
   EXPECT_EQ(t.rfind("health      ok\n", 0), 0u) << t;
-  EXPECT_NE(t.find("daemon      running: accel-agentd 0.1.0 on node1, since 2027-01-15T07:50:00 (10 min ago)"),
-            std::string::npos) << t;
-  EXPECT_NE(t.find("config      /etc/slurm/accel.conf, read 2027-01-15T07:50:00 (10 min ago)"), std::string::npos) << t;
+  EXPECT_NE(t.find("daemon      running: accel-agentd 0.1.0 on node1, since 2027-01-15T07:50:00 "
+                   "(10 min ago)"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("config      /etc/slurm/accel.conf, read 2027-01-15T07:50:00 (10 min ago)"),
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("topology    /etc/slurm/ipa20.xml"), std::string::npos) << t;
-  EXPECT_NE(t.find("vipu        vipu at 10.1.2.3:8090: last call 'create p42' ok at 2027-01-15T07:59:30 (30 s ago); "
+  EXPECT_NE(t.find("vipu        vipu at 10.1.2.3:8090: last call 'create p42' ok at "
+                   "2027-01-15T07:59:30 (30 s ago); "
                    "1 calls, 0 failed"),
-            std::string::npos) << t;
-  EXPECT_NE(t.find("events      tcp://agg:7450, link up; backlog 2 events (0 KiB) not yet acknowledged; sent 10, "
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("events      tcp://agg:7450, link up; backlog 2 events (0 KiB) not yet "
+                   "acknowledged; sent 10, "
                    "acked 8, none dropped"),
-            std::string::npos) << t;
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("jobs        1\n"), std::string::npos) << t;
-  EXPECT_NE(t.find("devices     1 of 2 in use\n  cuda0     gpu   free\n  cuda1     gpu   job 42\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("devices     1 of 2 in use\n  cuda0     gpu   free\n  cuda1     gpu   job 42\n"),
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("errors      none since the daemon started"), std::string::npos) << t;
 }
 
@@ -113,7 +124,8 @@ TEST_F(StatusTest, ProblemsAreNamedAtTheTopAndInTheJson) {
   now_ = kNow - 120 * kSec;
   ASSERT_EQ(call(prolog(61, "0"))->outcome(), fb::Outcome::NodeFault);  // GPU 0 is held by job 60
   health_->addController("appliance", "csctl");
-  health_->controllerCalled("appliance", "get jobs", Error(ErrorCode::kTimeout, "csctl timed out after 5 s"));
+  health_->controllerCalled("appliance", "get jobs",
+                            Error(ErrorCode::kTimeout, "csctl timed out after 5 s"));
   health_->configRefused("config not changed: accel.conf:3: key 'Foo': unknown key");
   outbox_.link_up = false;
   outbox_.backlog = 7;
@@ -121,8 +133,10 @@ TEST_F(StatusTest, ProblemsAreNamedAtTheTopAndInTheJson) {
   const auto& s = status();
   auto problems = statusProblems(s, kNow);
   ASSERT_EQ(problems.size(), 5u);
-  EXPECT_EQ(problems[0], "the last reload was refused, the old settings stay: config not changed: accel.conf:3: key "
-                         "'Foo': unknown key");
+  EXPECT_EQ(
+      problems[0],
+      "the last reload was refused, the old settings stay: config not changed: accel.conf:3: key "
+      "'Foo': unknown key");
   EXPECT_EQ(problems[1], "appliance: the last call failed: csctl timed out after 5 s");
   EXPECT_EQ(problems[2], "aggregator tcp://agg:7450 not reached; 7 events wait in the spool");
   EXPECT_EQ(problems[3], "1 events dropped (EventSpoolMaxSize reached)");
@@ -160,11 +174,14 @@ TEST_F(StatusTest, HeldEventsAndSpoolErrorsAreNamed) {
   const auto& s = status();
   auto problems = statusProblems(s, kNow);
   ASSERT_EQ(problems.size(), 2u);
-  EXPECT_EQ(problems[0].rfind("12 job events wait in memory: the spool is full or cannot be written", 0), 0u)
+  EXPECT_EQ(
+      problems[0].rfind("12 job events wait in memory: the spool is full or cannot be written", 0),
+      0u)
       << problems[0];
   EXPECT_EQ(problems[1], "3 event spool reads or syncs failed; see the agent's log");
   const std::string t = statusTable(s, kNow);
-  EXPECT_NE(t.find("none dropped; 12 HELD in memory for want of spool space"), std::string::npos) << t;
+  EXPECT_NE(t.find("none dropped; 12 HELD in memory for want of spool space"), std::string::npos)
+      << t;
   auto j = json::parse(statusJson(s, kNow));
   EXPECT_EQ(j["healthy"], false);
   EXPECT_EQ(j["aggregator"]["held"], 12);
@@ -179,14 +196,16 @@ TEST_F(StatusTest, OnlyRecentNodeFaultsMakeTheNodeUnwell) {
   health_->nodeFault("epilog: job 5: cannot remove /run/x: busy");
   const auto& s = status();
   EXPECT_TRUE(statusProblems(s, kNow).empty());
-  EXPECT_NE(statusTable(s, kNow).find("errors      2027-01-15T06:00:00  epilog: job 5: "), std::string::npos);
+  EXPECT_NE(statusTable(s, kNow).find("errors      2027-01-15T06:00:00  epilog: job 5: "),
+            std::string::npos);
 }
 
 TEST_F(StatusTest, WithoutAggregatorOrControllersTheTableSaysSo) {
   ctx_.aggregator = "";
   const std::string t = statusTable(status(), kNow);
   EXPECT_NE(t.find("controllers none (no vipu.conf, no ApplianceCommand)"), std::string::npos) << t;
-  EXPECT_NE(t.find("events      no aggregator (AggregatorAddress unset): events stay in the spool"), std::string::npos)
+  EXPECT_NE(t.find("events      no aggregator (AggregatorAddress unset): events stay in the spool"),
+            std::string::npos)
       << t;
   EXPECT_NE(t.find("health      ok"), std::string::npos) << t;
 }
@@ -197,7 +216,8 @@ TEST_F(StatusTest, AHookRefusedSaysWhoMayRunIt) {
   const auto* r = flatbuffers::GetRoot<fb::Reply>(reply_.data());
   EXPECT_EQ(r->outcome(), fb::Outcome::PermissionDenied);
   EXPECT_EQ(r->message()->str(),
-            "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by hand, run it as root");
+            "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by hand, run "
+            "it as root");
 }
 
 }  // namespace

@@ -67,7 +67,8 @@ TEST(CsctlParse, AMalformedItemIsKeptMarkedAndSpoilsNoOther) {
        "bad \"systems\""},
       {R"({"name": "wsjob-a", "labels": {"slurm-job-id": "7"}, "user": "bob", "uid": 1002, "state": "RUNNING", "createTime": "yesterday"})",
        "createTime: bad time \"yesterday\""},
-      {R"({"name": "wsjob-a", "labels": {"slurm-job-id": "7"}, "user": "bob", "uid": 1002, "state": 7})", "no state"},
+      {R"({"name": "wsjob-a", "labels": {"slurm-job-id": "7"}, "user": "bob", "uid": 1002, "state": 7})",
+       "no state"},
   };
   const std::string good =
       R"({"name": "wsjob-b", "labels": {"slurm-job-id": "8"}, "user": "carol", "uid": 1003, "state": "RUNNING",
@@ -100,7 +101,8 @@ TEST(CsctlParse, OwnersAreReadAsReportedAndOddOnesAsNone) {
       {"name": "wsjob-c", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "uid": -5, "user": "a b"},
       {"name": "wsjob-d", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "uid": 4294967295, "user": 3},
       {"name": "wsjob-e", "labels": {"slurm-job-id": "1"}, "state": "RUNNING", "uid": "1001",
-       "user": ")" + std::string(65, 'x') + R"("}]})");
+       "user": ")" + std::string(65, 'x') +
+                          R"("}]})");
   ASSERT_TRUE(r.ok()) << r.error().message();
   ASSERT_EQ(r->size(), 5u);
   EXPECT_EQ((*r)[0].user, "alice");
@@ -157,15 +159,17 @@ TEST(Rfc3339, ParsesTheFormsTheClientPrints) {
   EXPECT_EQ(*parseRfc3339("1970-01-01T00:00:01.25Z"), 1250000000);
   EXPECT_EQ(*parseRfc3339("1970-01-01T01:00:00+01:00"), 0);
   EXPECT_EQ(*parseRfc3339("1969-12-31T23:00:00-01:00"), 0);
-  for (const char* bad : {"", "1970-01-01", "1970-13-01T00:00:00Z", "1970-01-01T00:00:00",
-                          "1970-01-01T00:00:00+1", "1970-01-01T25:00:00Z", "1970-01-01T00:00:00Zjunk",
-                          "2610-12-22T07:00:01.123456789-05:30", "1899-12-31T23:59:59Z"})
+  for (const char* bad :
+       {"", "1970-01-01", "1970-13-01T00:00:00Z", "1970-01-01T00:00:00", "1970-01-01T00:00:00+1",
+        "1970-01-01T25:00:00Z", "1970-01-01T00:00:00Zjunk", "2610-12-22T07:00:01.123456789-05:30",
+        "1899-12-31T23:59:59Z"})
     EXPECT_FALSE(parseRfc3339(bad).ok()) << bad;
 }
 
 TEST(JobIds, OnlyPlainNamesAreAccepted) {
   EXPECT_TRUE(isValidJobId("wsjob-vpd7iavtknrtvgonhe7mog"));
-  for (const char* bad : {"", "-x", "Wsjob", "a b", "a;rm", "../x", "x/y"}) EXPECT_FALSE(isValidJobId(bad)) << bad;
+  for (const char* bad : {"", "-x", "Wsjob", "a b", "a;rm", "../x", "x/y"})
+    EXPECT_FALSE(isValidJobId(bad)) << bad;
   EXPECT_FALSE(isValidJobId(std::string(64, 'a')));
 }
 
@@ -197,7 +201,8 @@ TEST(CsctlCli, MalformedOutputAndOutagesAreErrorsNotCrashes) {
   auto r = CsctlCli(garbage, 5000ms).jobs();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kParse);
-  auto down = d.script("down", "echo x >> \"$DIR/calls\"; echo 'Error: connection refused' >&2; exit 1");
+  auto down =
+      d.script("down", "echo x >> \"$DIR/calls\"; echo 'Error: connection refused' >&2; exit 1");
   r = CsctlCli(down, 5000ms).jobs();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kUnavailable);

@@ -139,7 +139,8 @@ TEST(ClientProcess, VendorClientGetsACleanEnvironment) {
   EXPECT_NE(r->out.find("ACCEL_TEST_VALUE=mine\n"), std::string::npos) << r->out;
   EXPECT_NE(r->out.find("LC_ALL=C\n"), std::string::npos) << r->out;
   EXPECT_NE(r->out.find("\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"),
-            std::string::npos) << r->out;
+            std::string::npos)
+      << r->out;
 
   // The daemon's own programs keep everything.
   call.inherit_environment = true;
@@ -155,7 +156,8 @@ TEST(ClientProcess, VendorClientGetsACleanEnvironment) {
 // no terminal escapes, no secrets, bounded.
 TEST(ClientProcess, DescriptionIsSanitizedForUsers) {
   ClientCall call;
-  call.argv = {"/bin/sh", "-c", "printf 'denied for key s3cr3t-KEY \\033[2J\\007 bye\\n' >&2; exit 1"};
+  call.argv = {"/bin/sh", "-c",
+               "printf 'denied for key s3cr3t-KEY \\033[2J\\007 bye\\n' >&2; exit 1"};
   call.secrets = {"s3cr3t-KEY", ""};
   auto r = runClient(call);
   ASSERT_TRUE(r.ok());

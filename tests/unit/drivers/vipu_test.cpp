@@ -26,7 +26,8 @@ TEST(VipuOutcome, ClassifiesTheClientsAnswers) {
   EXPECT_EQ(classifyVipu(result(1, "Error: dial tcp 10.0.0.1:8090: connection refused")),
             VipuOutcome::kTransient);
   EXPECT_EQ(classifyVipu(result(-1, "", true)), VipuOutcome::kTransient);
-  EXPECT_EQ(classifyVipu(result(1, "Error: size must be a power of two")), VipuOutcome::kBadRequest);
+  EXPECT_EQ(classifyVipu(result(1, "Error: size must be a power of two")),
+            VipuOutcome::kBadRequest);
   EXPECT_EQ(classifyVipu(result(1, "Error: number of replicas 4 does not divide 2 IPUs per GCD")),
             VipuOutcome::kBadRequest);
   EXPECT_EQ(classifyVipu(result(1, "Error: not enough free IPUs")), VipuOutcome::kRefused);
@@ -37,7 +38,8 @@ TEST(VipuOutcome, ClassifiesTheClientsAnswers) {
 
 TEST(IpuofParse, ReadsOneConfigPerGcdInOrder) {
   auto r = parseIpuConfigs(R"({"partition":"p7","gcds":[
-      {"gcd":1,"config":{"ipus":[2,3]}},{"gcd":0,"config":{"ipus":[0,1]}}]})", "p7");
+      {"gcd":1,"config":{"ipus":[2,3]}},{"gcd":0,"config":{"ipus":[0,1]}}]})",
+                           "p7");
   ASSERT_TRUE(r.ok()) << r.error().message();
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[0].gcd, 0u);
@@ -99,7 +101,8 @@ TEST(VipuCli, RetriesWhileTheControllerIsUnreachable) {
 
 TEST(VipuCli, GivesUpAfterTheAttemptsAndNamesTheError) {
   ScriptDir d;
-  auto vipu = d.script("vipu", "echo x >> \"$DIR/calls\"; echo 'Error: connection refused' >&2; exit 1");
+  auto vipu =
+      d.script("vipu", "echo x >> \"$DIR/calls\"; echo 'Error: connection refused' >&2; exit 1");
   VipuCli cli(config(), vipu, fast());
   auto s = cli.create({.name = "p3", .ipus = 2});
   ASSERT_FALSE(s.ok());
@@ -122,7 +125,8 @@ TEST(VipuCli, HangingClientIsBoundedByTheBudget) {
 
 TEST(VipuCli, RefusalsAreNotRetried) {
   ScriptDir d;
-  auto vipu = d.script("vipu", "echo x >> \"$DIR/calls\"; echo 'Error: partition p3 already exists' >&2; exit 1");
+  auto vipu = d.script(
+      "vipu", "echo x >> \"$DIR/calls\"; echo 'Error: partition p3 already exists' >&2; exit 1");
   VipuCli cli(config(), vipu, fast());
   auto s = cli.create({.name = "p3", .ipus = 2});
   ASSERT_FALSE(s.ok());
@@ -153,7 +157,8 @@ TEST(VipuCli, MalformedConfigsAreRetriedThenReported) {
 
 TEST(VipuCli, SecureModePassesFilesAndKeepsTheKeyOffTheCommandLine) {
   ScriptDir d;
-  auto vipu = d.script("vipu", "echo \"$@\" > \"$DIR/args\"; echo \"$VIPU_CLI_API_ACCESS_KEY\" > \"$DIR/key\"");
+  auto vipu = d.script(
+      "vipu", "echo \"$@\" > \"$DIR/args\"; echo \"$VIPU_CLI_API_ACCESS_KEY\" > \"$DIR/key\"");
   auto c = config();
   c.is_secure = true;
   c.api_user = "slurm";
@@ -165,7 +170,9 @@ TEST(VipuCli, SecureModePassesFilesAndKeepsTheKeyOffTheCommandLine) {
   ASSERT_TRUE(cli.remove("p1").ok());
   std::string args = d.read("args");
   EXPECT_NE(args.find("--api-user slurm --api-client-cert /c.pem --api-client-key /k.pem "
-                      "--api-server-cert /s.pem"), std::string::npos) << args;
+                      "--api-server-cert /s.pem"),
+            std::string::npos)
+      << args;
   EXPECT_EQ(args.find("s3cret"), std::string::npos);
   EXPECT_EQ(d.read("key"), "s3cret\n");
 }
@@ -184,8 +191,10 @@ TEST(VipuCli, SecureConfigNeedsPrivateKeyFile) {
   ::chmod(d.path("key.pem").c_str(), 0644);
   auto s = VipuCli::checkSecureFiles(c);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message().find("ClientKeyFile " + d.path("key.pem") + " can be read by other users (mode 0644)"),
-            std::string::npos) << s.error().message();
+  EXPECT_NE(s.error().message().find("ClientKeyFile " + d.path("key.pem") +
+                                     " can be read by other users (mode 0644)"),
+            std::string::npos)
+      << s.error().message();
   ::chmod(d.path("key.pem").c_str(), 0600);
   EXPECT_TRUE(VipuCli::checkSecureFiles(c).ok());
   c.server_cert_file = d.path("missing.pem");

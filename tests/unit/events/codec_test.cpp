@@ -1,10 +1,11 @@
 // Envelope encoding and the verify-then-decode path: every kind round-trips,
 // and truncated, garbage, oversized and foreign buffers are refused.
+#include "accel/events/codec.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "accel/events/codec.h"
 #include "accel/schemas/events_generated.h"
 
 namespace accel::event {
@@ -53,7 +54,8 @@ TEST(EventCodec, EveryKindRoundTrips) {
 
 TEST(EventCodec, OnlyHeartbeatsAreTelemetry) {
   for (const auto& ev : everyKind())
-    EXPECT_EQ(priorityOf(ev) == Priority::kTelemetry, std::holds_alternative<NodeHeartbeat>(ev)) << kindName(ev);
+    EXPECT_EQ(priorityOf(ev) == Priority::kTelemetry, std::holds_alternative<NodeHeartbeat>(ev))
+        << kindName(ev);
 }
 
 TEST(EventCodec, HeaderAloneMatchesFullDecode) {
@@ -71,7 +73,10 @@ TEST(EventCodec, TruncationIsRefusedUnlessOnlyPaddingIsCut) {
   int refused = 0;
   for (size_t n = 0; n < bytes.size(); ++n) {
     auto r = decode(std::span(bytes.data(), n));
-    if (!r.ok()) { ++refused; continue; }
+    if (!r.ok()) {
+      ++refused;
+      continue;
+    }
     EXPECT_GE(n + 8, bytes.size()) << "accepted a prefix of " << n << " bytes";
     EXPECT_EQ(r->header, header());
     EXPECT_EQ(r->event, std::optional<Event>(ev));

@@ -34,14 +34,16 @@ TEST(ReconnectBackoffTest, ALinkThatCameUpStartsTheBoundAgainFromTheMinimum) {
 // restarted) must not all come back at the same instant.
 TEST(ReconnectBackoffTest, NodesThatLostTheLinkTogetherSpreadTheirFirstAttemptsOverHalfTheBound) {
   std::vector<int64_t> first;
-  for (uint64_t node = 0; node < 1000; ++node) first.push_back(ReconnectBackoff(ms(1000), ms(30000), node).next().count());
+  for (uint64_t node = 0; node < 1000; ++node)
+    first.push_back(ReconnectBackoff(ms(1000), ms(30000), node).next().count());
   std::sort(first.begin(), first.end());
   EXPECT_GE(first.front(), 500);
   EXPECT_LE(first.back(), 1000);
   EXPECT_GT(first.back() - first.front(), 450) << "the waits should cover most of [500, 1000]";
   // No 50 ms slice of the window holds more than a fifth of the nodes (even: a tenth).
   for (int64_t start = 500; start < 1000; start += 50) {
-    auto n = std::count_if(first.begin(), first.end(), [&](int64_t w) { return w >= start && w < start + 50; });
+    auto n = std::count_if(first.begin(), first.end(),
+                           [&](int64_t w) { return w >= start && w < start + 50; });
     EXPECT_LT(n, 200) << "waits in [" << start << ", " << start + 50 << ")";
   }
 }

@@ -41,8 +41,8 @@ TEST(FabricDiff, RestorePutsBackTheRecordedState) {
 
 TEST(FabricDiff, ReadBackMatches) {
   NicTarget target{9000, {cidr("10.9.0.5/24")}, {cidr("10.10.0.0/16")}};
-  std::vector<AddressEntry> addresses = {{3, cidr("10.9.0.5/24")}, {7, cidr("10.9.0.5/24")},
-                                         {7, cidr("10.9.0.6/24")}};
+  std::vector<AddressEntry> addresses = {
+      {3, cidr("10.9.0.5/24")}, {7, cidr("10.9.0.5/24")}, {7, cidr("10.9.0.6/24")}};
   std::vector<RouteEntry> routes = {{7, cidr("10.10.0.0/16")}, {7, cidr("10.9.0.0/24")}};
   EXPECT_TRUE(diffNic(target, link(9000, true, true), addresses, routes).empty());
 }
@@ -54,9 +54,9 @@ TEST(FabricDiff, ReadBackNamesEachDifference) {
   std::vector<AddressEntry> addresses = {{7, cidr("10.9.0.5/16")}, {3, cidr("10.9.0.5/24")}};
   std::vector<RouteEntry> routes = {{3, cidr("10.10.0.0/16")}};
   EXPECT_EQ(diffNic(target, link(1500, false, false), addresses, routes),
-            (std::vector<std::string>{"mtu 1500, want 9000", "link down, want up",
-                                      "promote_secondaries off, want on",
-                                      "address 10.9.0.5/24 missing", "route 10.10.0.0/16 missing"}));
+            (std::vector<std::string>{
+                "mtu 1500, want 9000", "link down, want up", "promote_secondaries off, want on",
+                "address 10.9.0.5/24 missing", "route 10.10.0.0/16 missing"}));
 }
 
 }  // namespace

@@ -9,8 +9,10 @@ namespace {
 using Env = std::vector<std::pair<std::string, std::string>>;
 
 TEST(FabricEnvironment, NamesNicsAddressesPrefixAndMtu) {
-  JobFabric fabric{42, {{"hsi0", *parseCidr("10.9.0.43/24")}, {"ibs2f1", *parseCidr("10.9.0.44/24")}},
-                   9000, {*parseCidr("10.10.0.0/16")}};
+  JobFabric fabric{42,
+                   {{"hsi0", *parseCidr("10.9.0.43/24")}, {"ibs2f1", *parseCidr("10.9.0.44/24")}},
+                   9000,
+                   {*parseCidr("10.10.0.0/16")}};
   EXPECT_EQ(fabricEnvironment(fabric), (Env{{"ACCEL_FABRIC_NICS", "hsi0,ibs2f1"},
                                             {"ACCEL_FABRIC_ADDRESSES", "10.9.0.43,10.9.0.44"},
                                             {"ACCEL_FABRIC_PREFIX", "24"},

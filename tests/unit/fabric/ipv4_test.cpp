@@ -13,9 +13,9 @@ TEST(FabricIpv4, ParsesDottedQuads) {
 }
 
 TEST(FabricIpv4, RefusesAnythingElse) {
-  for (const char* text : {"", "10.9.0", "10.9.0.5.1", "10..0.5", "256.0.0.1", "010.9.0.5",
-                           "10.9.0.5 ", " 10.9.0.5", "+1.2.3.4", "1.2.3.-4", "a.b.c.d", "1.2.3.4/",
-                           "1234.1.1.1", "10.9.0.5."}) {
+  for (const char* text :
+       {"", "10.9.0", "10.9.0.5.1", "10..0.5", "256.0.0.1", "010.9.0.5", "10.9.0.5 ", " 10.9.0.5",
+        "+1.2.3.4", "1.2.3.-4", "a.b.c.d", "1.2.3.4/", "1234.1.1.1", "10.9.0.5."}) {
     auto parsed = parseIpv4(text);
     ASSERT_FALSE(parsed.ok()) << text;
     EXPECT_EQ(parsed.error().code(), ErrorCode::kInvalidArgument);

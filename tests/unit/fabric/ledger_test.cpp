@@ -49,7 +49,10 @@ TEST(FabricLedger, Queries) {
 
 TEST(FabricLedger, GarbageAndTruncationAreRefused) {
   expectRefused("", "not JSON");
-  expectRefused("\x7f" "ELF\x02\x01", "not JSON");
+  expectRefused(
+      "\x7f"
+      "ELF\x02\x01",
+      "not JSON");
   expectRefused("[1,2,3]", "ledger is not an object");
   const std::string text = encodeLedger(sample());
   // Every proper prefix; the last byte is a newline, so stop before the
@@ -72,18 +75,36 @@ TEST(FabricLedger, ShapeIsExact) {
   };
   ASSERT_TRUE(decodeLedger(with(nic, job)).ok()) << decodeLedger(with(nic, job)).error().message();
   expectRefused(with(nic + R"(,"owner":"x")", job), "unknown key");
-  expectRefused(with(R"("name":"eth3","ifindex":-7,"mtu":1500,"up":false,"promote_secondaries":false,"routes":[])", job),
-                "\"ifindex\" is not an integer");
-  expectRefused(with(R"("name":"eth3","ifindex":0,"mtu":1500,"up":false,"promote_secondaries":false,"routes":[])", job),
-                "ifindex 0");
-  expectRefused(with(R"("name":"eth3","ifindex":7,"mtu":1.5,"up":false,"promote_secondaries":false,"routes":[])", job),
-                "\"mtu\" is not an integer");
-  expectRefused(with(R"("name":"eth3","ifindex":7,"mtu":1500,"up":"no","promote_secondaries":false,"routes":[])", job),
-                "\"up\" is not true or false");
-  expectRefused(with(R"("name":"../x","ifindex":7,"mtu":1500,"up":false,"promote_secondaries":false,"routes":[])", job),
-                "is not an interface name");
-  expectRefused(with(R"("name":"eth3","ifindex":7,"mtu":1500,"up":false,"promote_secondaries":false,"routes":["10.10.0.1/16"])", job),
-                "host bits");
+  expectRefused(
+      with(
+          R"("name":"eth3","ifindex":-7,"mtu":1500,"up":false,"promote_secondaries":false,"routes":[])",
+          job),
+      "\"ifindex\" is not an integer");
+  expectRefused(
+      with(
+          R"("name":"eth3","ifindex":0,"mtu":1500,"up":false,"promote_secondaries":false,"routes":[])",
+          job),
+      "ifindex 0");
+  expectRefused(
+      with(
+          R"("name":"eth3","ifindex":7,"mtu":1.5,"up":false,"promote_secondaries":false,"routes":[])",
+          job),
+      "\"mtu\" is not an integer");
+  expectRefused(
+      with(
+          R"("name":"eth3","ifindex":7,"mtu":1500,"up":"no","promote_secondaries":false,"routes":[])",
+          job),
+      "\"up\" is not true or false");
+  expectRefused(
+      with(
+          R"("name":"../x","ifindex":7,"mtu":1500,"up":false,"promote_secondaries":false,"routes":[])",
+          job),
+      "is not an interface name");
+  expectRefused(
+      with(
+          R"("name":"eth3","ifindex":7,"mtu":1500,"up":false,"promote_secondaries":false,"routes":["10.10.0.1/16"])",
+          job),
+      "host bits");
   expectRefused(with(nic, R"({"job":1,"nics":[{"nic":"eth3","address":"10.9.0.2"}]})"),
                 "not an IPv4 prefix");
   expectRefused(with(nic, R"({"job":4294967296,"nics":[]})"), "\"job\" is not an integer");
@@ -101,10 +122,14 @@ TEST(FabricLedger, RecordsMustAgree) {
   expectRefused(doc(eth3 + "," + eth3, job1), "nic eth3 appears twice");
   expectRefused(doc(eth3, job1 + "," + job1), "job 1 appears twice");
   expectRefused(doc(eth3, ""), "nic eth3 is held by no job");
-  expectRefused(doc(eth3, R"({"job":1,"nics":[{"nic":"eth3","address":null},{"nic":"eth4","address":null}]})"),
-                "job 1: nic eth4 is not held");
-  expectRefused(doc(eth3, R"({"job":1,"nics":[{"nic":"eth3","address":null},{"nic":"eth3","address":null}]})"),
-                "job 1: nic eth3 appears twice");
+  expectRefused(
+      doc(eth3,
+          R"({"job":1,"nics":[{"nic":"eth3","address":null},{"nic":"eth4","address":null}]})"),
+      "job 1: nic eth4 is not held");
+  expectRefused(
+      doc(eth3,
+          R"({"job":1,"nics":[{"nic":"eth3","address":null},{"nic":"eth3","address":null}]})"),
+      "job 1: nic eth3 appears twice");
   expectRefused(doc(eth3, job1 + R"(,{"job":2,"nics":[{"nic":"eth3","address":"10.9.0.2/24"}]})"),
                 "address 10.9.0.2/24 is held twice");
 }

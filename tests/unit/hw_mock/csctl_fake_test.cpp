@@ -149,7 +149,8 @@ TEST(FakeCsctl, OwnerIsTheRecordFilesOwnerUnlessRoot) {
     ASSERT_EQ(::chown((*dir + "/" + forged.id + ".json").c_str(), expected_uid, 0), 0);
   }
   std::map<std::string, json> by_job;
-  for (const json& item : getJobs(env)) by_job[item["labels"]["slurm-job-id"].get<std::string>()] = item;
+  for (const json& item : getJobs(env))
+    by_job[item["labels"]["slurm-job-id"].get<std::string>()] = item;
   ASSERT_EQ(by_job.size(), 2u);
   EXPECT_EQ(by_job["5"]["uid"], expected_uid);
   EXPECT_NE(by_job["5"]["user"], "someone-else");

@@ -45,12 +45,15 @@ TEST(AdmissionTest, RootIsServedWhileAUserHoldsEveryPlaceItCanTake) {
   for (int i = 0; i < 1000; ++i) held += a.admit(kFlooder, false, kWaiting, t) == Refusal::kNone;
   for (int i = 0; i < 1000; ++i) held += a.admit(kFlooder, false, kAnswered, t) == Refusal::kNone;
   EXPECT_EQ(held, 5) << "one uid holds its share of waiting and answered places, no more";
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(a.admit(kRoot, true, kWaiting, t), Refusal::kNone) << "admin place " << i;
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(a.admit(kRoot, true, kWaiting, t), Refusal::kNone) << "admin place " << i;
   EXPECT_EQ(a.adminConnections(), 4);
-  EXPECT_EQ(a.admit(kRoot, true, kAnswered, t), Refusal::kAdminsFull) << "admins are bounded by their own places";
+  EXPECT_EQ(a.admit(kRoot, true, kAnswered, t), Refusal::kAdminsFull)
+      << "admins are bounded by their own places";
   a.release(kRoot, true, kWaiting);
   EXPECT_EQ(a.admit(kRoot, true, kAnswered, t), Refusal::kNone);
-  EXPECT_EQ(a.requestCame(kRoot, true, t), Refusal::kNone) << "admins are never refused for their requests";
+  EXPECT_EQ(a.requestCame(kRoot, true, t), Refusal::kNone)
+      << "admins are never refused for their requests";
 }
 
 TEST(AdmissionTest, EachUidHoldsAtMostItsWaitingConnectionsAndUsersTogetherTheirPlaces) {
@@ -60,12 +63,14 @@ TEST(AdmissionTest, EachUidHoldsAtMostItsWaitingConnectionsAndUsersTogetherTheir
   EXPECT_EQ(a.admit(kFlooder, false, kWaiting, t), Refusal::kUserConnections);
   EXPECT_EQ(a.waitingOf(kFlooder), 3);
   for (int i = 0; i < 3; ++i) ASSERT_EQ(a.admit(kOther, false, kWaiting, t), Refusal::kNone);
-  EXPECT_EQ(a.admit(2000, false, kWaiting, t), Refusal::kUsersFull) << "users together have 6 places";
+  EXPECT_EQ(a.admit(2000, false, kWaiting, t), Refusal::kUsersFull)
+      << "users together have 6 places";
   EXPECT_EQ(a.admit(2000, false, kAnswered, t), Refusal::kUsersFull);
   EXPECT_EQ(a.userConnections(), 6);
   a.release(kFlooder, false, kWaiting);
   EXPECT_EQ(a.waitingOf(kFlooder), 2);
-  EXPECT_EQ(a.admit(2000, false, kWaiting, t), Refusal::kNone) << "a place given back is free again";
+  EXPECT_EQ(a.admit(2000, false, kWaiting, t), Refusal::kNone)
+      << "a place given back is free again";
 }
 
 // The same user's real request is not held up by its own silent connections.
@@ -90,7 +95,8 @@ TEST(AdmissionTest, EachUidHasAtMostItsRequestsBeingAnswered) {
   EXPECT_EQ(a.waitingOf(kFlooder), 1) << "the refused one is still waiting, and released as such";
   a.release(kFlooder, false, kWaiting);
   EXPECT_EQ(a.waitingOf(kFlooder), 0);
-  ASSERT_EQ(a.admit(kOther, false, kAnswered, t), Refusal::kNone) << "another uid has its own share";
+  ASSERT_EQ(a.admit(kOther, false, kAnswered, t), Refusal::kNone)
+      << "another uid has its own share";
   a.release(kFlooder, false, kAnswered);
   EXPECT_EQ(a.admit(kFlooder, false, kAnswered, t), Refusal::kNone);
 }
@@ -116,7 +122,8 @@ TEST(AdmissionTest, RefusedAndSilentConnectionsCostNoRateToken) {
   Admission a(small());
   const auto t = Clock::now();
   for (int i = 0; i < 3; ++i) ASSERT_EQ(a.admit(kFlooder, false, kWaiting, t), Refusal::kNone);
-  for (int i = 0; i < 1000; ++i) ASSERT_EQ(a.admit(kFlooder, false, kWaiting, t), Refusal::kUserConnections);
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_EQ(a.admit(kFlooder, false, kWaiting, t), Refusal::kUserConnections);
   for (int i = 0; i < 3; ++i) a.release(kFlooder, false, kWaiting);
   EXPECT_EQ(requests(a, kFlooder, 100, t), 20);
 }
@@ -162,8 +169,10 @@ TEST(AdmissionTest, RefusalsSayWhyAndNameTheSetting) {
   const auto l = small();
   EXPECT_EQ(refusalMessage(Refusal::kNone, l), "");
   EXPECT_NE(refusalMessage(Refusal::kUserConnections, l).find("3 connections"), std::string::npos);
-  EXPECT_NE(refusalMessage(Refusal::kUserConnections, l).find("ControlUserConnections"), std::string::npos);
-  EXPECT_NE(refusalMessage(Refusal::kUserRequests, l).find("ControlUserRequests"), std::string::npos);
+  EXPECT_NE(refusalMessage(Refusal::kUserConnections, l).find("ControlUserConnections"),
+            std::string::npos);
+  EXPECT_NE(refusalMessage(Refusal::kUserRequests, l).find("ControlUserRequests"),
+            std::string::npos);
   EXPECT_NE(refusalMessage(Refusal::kUserRate, l).find("10 times a second"), std::string::npos);
   EXPECT_NE(refusalMessage(Refusal::kUsersFull, l).find("busy"), std::string::npos);
 }

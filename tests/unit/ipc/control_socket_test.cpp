@@ -1,13 +1,12 @@
 #include "accel/ipc/control_socket.h"
 
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "accel/common/safe_file.h"
 
@@ -31,7 +30,10 @@ class ControlSocketTest : public ::testing::Test {
     return std::thread([&listener] {
       for (int i = 0; i < 500; ++i) {
         auto conn = acceptControl(listener);
-        if (!conn.ok()) { std::this_thread::sleep_for(2ms); continue; }
+        if (!conn.ok()) {
+          std::this_thread::sleep_for(2ms);
+          continue;
+        }
         auto msg = recvMessage(*conn, 1s);
         if (!msg.ok()) return;
         std::vector<uint8_t> rev(msg->rbegin(), msg->rend());
@@ -113,7 +115,10 @@ TEST_F(ControlSocketTest, NobodyListeningIsUnavailable) {
 }
 
 TEST_F(ControlSocketTest, StaleSocketIsReplaced) {
-  { auto first = listenControl(path_, 0600); ASSERT_TRUE(first.ok()); }
+  {
+    auto first = listenControl(path_, 0600);
+    ASSERT_TRUE(first.ok());
+  }
   // The first listener is closed; its file remains, like after a crash.
   auto second = listenControl(path_, 0600);
   ASSERT_TRUE(second.ok()) << second.error().message();

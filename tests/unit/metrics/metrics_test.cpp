@@ -1,12 +1,13 @@
 // The metrics registry's text in both formats, and the HTTP endpoint that
 // serves it (a real libmicrohttpd server on a loopback port).
+#include "accel/common/metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "accel/common/metrics.h"
 #include "accel/common/metrics_http.h"
 #include "process_util.h"
 
@@ -44,15 +45,19 @@ TEST(MetricsTest, LabelValuesAreEscaped) {
 
 TEST(MetricsTest, HistogramBucketsAreCumulativeAndInclusive) {
   Registry r;
-  auto& hooks = r.histograms("accel_hook_duration_seconds", "Hook time.", {"hook"}, {0.005, 0.025, 10});
+  auto& hooks =
+      r.histograms("accel_hook_duration_seconds", "Hook time.", {"hook"}, {0.005, 0.025, 10});
   auto& prolog = hooks.with({"prolog"});
   for (double v : {0.003, 0.005, 0.02, 7.0, 11.0}) prolog.observe(v);
   std::string text = r.render(Format::kPrometheus);
   EXPECT_TRUE(has(text, "# TYPE accel_hook_duration_seconds histogram")) << text;
-  EXPECT_TRUE(has(text, R"(accel_hook_duration_seconds_bucket{hook="prolog",le="0.005"} 2)")) << text;
-  EXPECT_TRUE(has(text, R"(accel_hook_duration_seconds_bucket{hook="prolog",le="0.025"} 3)")) << text;
+  EXPECT_TRUE(has(text, R"(accel_hook_duration_seconds_bucket{hook="prolog",le="0.005"} 2)"))
+      << text;
+  EXPECT_TRUE(has(text, R"(accel_hook_duration_seconds_bucket{hook="prolog",le="0.025"} 3)"))
+      << text;
   EXPECT_TRUE(has(text, R"(accel_hook_duration_seconds_bucket{hook="prolog",le="10"} 4)")) << text;
-  EXPECT_TRUE(has(text, R"(accel_hook_duration_seconds_bucket{hook="prolog",le="+Inf"} 5)")) << text;
+  EXPECT_TRUE(has(text, R"(accel_hook_duration_seconds_bucket{hook="prolog",le="+Inf"} 5)"))
+      << text;
   EXPECT_TRUE(has(text, R"(accel_hook_duration_seconds_count{hook="prolog"} 5)")) << text;
   EXPECT_TRUE(has(text, R"(accel_hook_duration_seconds_sum{hook="prolog"} 18.028)")) << text;
 }
@@ -71,9 +76,11 @@ TEST(MetricsTest, GaugeFunctionIsReadAtEachRender) {
 
 TEST(MetricsTest, FormatFollowsTheAcceptHeader) {
   // What Prometheus 2.42 sends.
-  EXPECT_EQ(formatFor("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
-                      "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
-            Format::kOpenMetrics);
+  EXPECT_EQ(
+      formatFor(
+          "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+          "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+      Format::kOpenMetrics);
   EXPECT_EQ(formatFor("*/*"), Format::kPrometheus);
   EXPECT_EQ(formatFor(""), Format::kPrometheus);
   EXPECT_EQ(formatValue(1.0 / 0.0), "+Inf");
@@ -103,7 +110,9 @@ TEST(MetricsTest, ConcurrentUpdatesAreAllCounted) {
   EXPECT_TRUE(has(text, "accel_h_count 40000")) << text;
 }
 
-std::string fetch(uint16_t port, const std::string& request) { return support::httpExchange(port, request); }
+std::string fetch(uint16_t port, const std::string& request) {
+  return support::httpExchange(port, request);
+}
 
 // The status code of an answer ("HTTP/1.1 404 Not Found" -> 404); 0 if none.
 int status(const std::string& answer) {
@@ -121,7 +130,9 @@ TEST(MetricsHttpTest, ServesTheRegistryAtMetrics) {
   EXPECT_EQ(status(prom), 200) << prom;
   EXPECT_NE(prom.find("text/plain; version=0.0.4"), std::string::npos) << prom;
   EXPECT_NE(prom.find("\naccel_x_total 7\n"), std::string::npos) << prom;
-  std::string om = fetch((*e)->port(), "GET /metrics HTTP/1.0\r\nAccept: application/openmetrics-text;version=1.0.0\r\n\r\n");
+  std::string om =
+      fetch((*e)->port(),
+            "GET /metrics HTTP/1.0\r\nAccept: application/openmetrics-text;version=1.0.0\r\n\r\n");
   EXPECT_NE(om.find("application/openmetrics-text"), std::string::npos) << om;
   EXPECT_NE(om.find("# EOF\n"), std::string::npos) << om;
 }
@@ -131,18 +142,21 @@ TEST(MetricsHttpTest, OtherPathsAndMethodsAreRefused) {
   auto e = HttpEndpoint::start("127.0.0.1:0", [&](Format f) { return r.render(f); });
   ASSERT_TRUE(e.ok()) << e.error().message();
   EXPECT_EQ(status(fetch((*e)->port(), "GET /secrets HTTP/1.0\r\n\r\n")), 404);
-  EXPECT_EQ(status(fetch((*e)->port(), "POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc")), 405);
+  EXPECT_EQ(status(fetch((*e)->port(), "POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc")),
+            405);
   // Garbage is answered with an error and leaves the endpoint serving.
   (void)fetch((*e)->port(), std::string(3000, 'x') + "\r\n\r\n");
   EXPECT_EQ(status(fetch((*e)->port(), "GET / HTTP/1.0\r\n\r\n")), 200);
 }
 
 TEST(MetricsHttpTest, BadAddressesAreNamed) {
-  for (const char* bad : {"9464", "localhost:9464", "127.0.0.1:http", "127.0.0.1:70000", "127.0.0.1:"}) {
+  for (const char* bad :
+       {"9464", "localhost:9464", "127.0.0.1:http", "127.0.0.1:70000", "127.0.0.1:"}) {
     EXPECT_FALSE(checkAddress(bad).empty()) << bad;
     auto e = HttpEndpoint::start(bad, [](Format) { return std::string(); });
     ASSERT_FALSE(e.ok()) << bad;
-    EXPECT_NE(e.error().message().find(bad == std::string("127.0.0.1:") ? "127.0.0.1:" : bad), std::string::npos)
+    EXPECT_NE(e.error().message().find(bad == std::string("127.0.0.1:") ? "127.0.0.1:" : bad),
+              std::string::npos)
         << e.error().message();
   }
   EXPECT_TRUE(checkAddress("0.0.0.0:9464").empty());
@@ -151,7 +165,8 @@ TEST(MetricsHttpTest, BadAddressesAreNamed) {
 TEST(MetricsHttpTest, APortInUseIsAnError) {
   auto first = HttpEndpoint::start("127.0.0.1:0", [](Format) { return std::string(); });
   ASSERT_TRUE(first.ok());
-  auto second = HttpEndpoint::start("127.0.0.1:" + std::to_string((*first)->port()), [](Format) { return std::string(); });
+  auto second = HttpEndpoint::start("127.0.0.1:" + std::to_string((*first)->port()),
+                                    [](Format) { return std::string(); });
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.error().message().find("cannot listen"), std::string::npos);
 }

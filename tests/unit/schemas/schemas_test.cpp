@@ -39,8 +39,8 @@ bool verifyQuery(const std::vector<uint8_t>& b) {
 
 std::vector<uint8_t> prologRequest() {
   flatbuffers::FlatBufferBuilder fbb;
-  auto spec = control::CreateJobSpecDirect(fbb, 42, 1000, 1000, "alice", "node1", "debug", "0,2",
-                                           4, 2, 2, 600, 10, 60);
+  auto spec = control::CreateJobSpecDirect(fbb, 42, 1000, 1000, "alice", "node1", "debug", "0,2", 4,
+                                           2, 2, 600, 10, 60);
   auto body = control::CreatePrologRequest(fbb, spec);
   fbb.Finish(control::CreateRequest(fbb, 1, control::RequestBody::PrologRequest, body.Union()),
              control::RequestIdentifier());
@@ -66,10 +66,18 @@ TEST(ControlSchemaTest, EveryRequestKindVerifies) {
     flatbuffers::FlatBufferBuilder fbb;
     flatbuffers::Offset<void> body;
     switch (kind) {
-      case control::RequestBody::EpilogRequest: body = control::CreateEpilogRequest(fbb, 7, 0).Union(); break;
-      case control::RequestBody::StatusRequest: body = control::CreateStatusRequest(fbb).Union(); break;
-      case control::RequestBody::JobsRequest: body = control::CreateJobsRequest(fbb).Union(); break;
-      default: body = control::CreateJobRequest(fbb, 7).Union(); break;
+      case control::RequestBody::EpilogRequest:
+        body = control::CreateEpilogRequest(fbb, 7, 0).Union();
+        break;
+      case control::RequestBody::StatusRequest:
+        body = control::CreateStatusRequest(fbb).Union();
+        break;
+      case control::RequestBody::JobsRequest:
+        body = control::CreateJobsRequest(fbb).Union();
+        break;
+      default:
+        body = control::CreateJobRequest(fbb, 7).Union();
+        break;
     }
     fbb.Finish(control::CreateRequest(fbb, 1, kind, body), control::RequestIdentifier());
     auto b = bytesOf(fbb);
@@ -104,14 +112,22 @@ TEST(EventsSchemaTest, EveryEventRoundTrips) {
     flatbuffers::FlatBufferBuilder fbb;
     flatbuffers::Offset<void> ev;
     switch (kind) {
-      case events::Event::PrologStarted: ev = events::CreatePrologStartedDirect(fbb, 5, 1000, "bob").Union(); break;
+      case events::Event::PrologStarted:
+        ev = events::CreatePrologStartedDirect(fbb, 5, 1000, "bob").Union();
+        break;
       case events::Event::PrologFinished: {
         std::vector<flatbuffers::Offset<flatbuffers::String>> d{fbb.CreateString("cuda1")};
-        ev = events::CreatePrologFinishedDirect(fbb, 5, events::JobResult::Ok, &d, "p5", 900, "").Union();
+        ev = events::CreatePrologFinishedDirect(fbb, 5, events::JobResult::Ok, &d, "p5", 900, "")
+                 .Union();
         break;
       }
-      case events::Event::EpilogFinished: ev = events::CreateEpilogFinishedDirect(fbb, 5, events::JobResult::TimeLimit, 300, "").Union(); break;
-      default: ev = events::CreateAgentStartedDirect(fbb, "0.1.0", 3).Union(); break;
+      case events::Event::EpilogFinished:
+        ev = events::CreateEpilogFinishedDirect(fbb, 5, events::JobResult::TimeLimit, 300, "")
+                 .Union();
+        break;
+      default:
+        ev = events::CreateAgentStartedDirect(fbb, "0.1.0", 3).Union();
+        break;
     }
     fbb.Finish(events::CreateEnvelopeDirect(fbb, "node1", 77, 1234, 99, kind, ev),
                events::EnvelopeIdentifier());
@@ -127,7 +143,8 @@ TEST(EventsSchemaTest, EveryEventRoundTrips) {
 TEST(QuerySchemaTest, AskAndAnswerRoundTrip) {
   flatbuffers::FlatBufferBuilder fbb;
   auto ask = query::CreateEventsAskDirect(fbb, 9, 42, 1000, false, 17, "node1", true, true);
-  fbb.Finish(query::CreateMessage(fbb, query::Body::EventsAsk, ask.Union()), query::MessageIdentifier());
+  fbb.Finish(query::CreateMessage(fbb, query::Body::EventsAsk, ask.Union()),
+             query::MessageIdentifier());
   auto b = bytesOf(fbb);
   ASSERT_TRUE(verifyQuery(b));
   const auto* a = query::GetMessage(b.data())->body_as_EventsAsk();
@@ -143,7 +160,8 @@ TEST(QuerySchemaTest, AskAndAnswerRoundTrip) {
   std::vector<std::string> lines{"one", "two"};
   auto answer = query::CreateEventsAnswer(out, 9, query::Outcome::NotFound, out.CreateString("no"),
                                           out.CreateVectorOfStrings(lines), 17, true);
-  out.Finish(query::CreateMessage(out, query::Body::EventsAnswer, answer.Union()), query::MessageIdentifier());
+  out.Finish(query::CreateMessage(out, query::Body::EventsAnswer, answer.Union()),
+             query::MessageIdentifier());
   auto c = bytesOf(out);
   ASSERT_TRUE(verifyQuery(c));
   const auto* r = query::GetMessage(c.data())->body_as_EventsAnswer();
@@ -173,7 +191,8 @@ TEST(ControlSchemaTest, EventsRequestAndEventLinesRoundTrip) {
   flatbuffers::FlatBufferBuilder out;
   std::vector<std::string> lines{"a"};
   auto lines_body = control::CreateEventLines(out, out.CreateVectorOfStrings(lines), true);
-  out.Finish(control::CreateReply(out, control::Outcome::Ok, 0, control::ReplyBody::EventLines, lines_body.Union()));
+  out.Finish(control::CreateReply(out, control::Outcome::Ok, 0, control::ReplyBody::EventLines,
+                                  lines_body.Union()));
   auto c = bytesOf(out);
   ASSERT_TRUE(verifyReply(c));
   const auto* l = flatbuffers::GetRoot<control::Reply>(c.data())->body_as_EventLines();

@@ -96,8 +96,10 @@ TEST(CallDaemon, BusyIsTriedAgainWithinTheBound) {
       [&calls](const std::vector<std::uint8_t>& req) {
         if (++calls < 3) {
           flatbuffers::FlatBufferBuilder fbb;
-          fbb.Finish(fb::CreateReplyDirect(fbb, fb::Outcome::Busy, "refused: this user already has 4 requests"));
-          return std::vector<std::uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+          fbb.Finish(fb::CreateReplyDirect(fbb, fb::Outcome::Busy,
+                                           "refused: this user already has 4 requests"));
+          return std::vector<std::uint8_t>(fbb.GetBufferPointer(),
+                                           fbb.GetBufferPointer() + fbb.GetSize());
         }
         return readyReply(req);
       },
@@ -116,7 +118,8 @@ TEST(CallDaemon, BusyIsTriedNoLongerThanTheBound) {
         ++calls;
         flatbuffers::FlatBufferBuilder fbb;
         fbb.Finish(fb::CreateReplyDirect(fbb, fb::Outcome::Busy, "accel-agentd is busy"));
-        return std::vector<std::uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+        return std::vector<std::uint8_t>(fbb.GetBufferPointer(),
+                                         fbb.GetBufferPointer() + fbb.GetSize());
       },
       1000);
   auto start = std::chrono::steady_clock::now();

@@ -13,7 +13,6 @@
 #include <map>
 #include <string>
 
-
 namespace accel::spank {
 namespace {
 
@@ -101,7 +100,8 @@ TEST(JobEnv, TheNodesDefaultLimitAppliesWhenNoneIsSet) {
   l.appliance_time_default = SlurmDuration::fromSeconds(900);
   auto r = read({}, l);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->options.appliance_time_sec, 900) << "leaving the variable out does not escape the default";
+  EXPECT_EQ(r->options.appliance_time_sec, 900)
+      << "leaving the variable out does not escape the default";
   EXPECT_TRUE(r->options.appliance_time_from_default);
 }
 
@@ -119,14 +119,17 @@ TEST(JobEnv, GarbageIsRefused) {
       {{{"SPANK_ACCEL_IPUS", "0"}}, "--ipus=0: a job asks for at least 1 IPU" + ipu_range},
       {{{"SPANK_ACCEL_IPUS", "3"}},
        "--ipus=3: IPU partitions hold a power of two of IPUs (1, 2, 4, 8, ...); give 2 or 4"},
-      {{{"SPANK_ACCEL_NUM_REPLICAS", "2"}}, "--num-replicas=2: needs --ipus; the replicas share the job's IPUs"},
+      {{{"SPANK_ACCEL_NUM_REPLICAS", "2"}},
+       "--num-replicas=2: needs --ipus; the replicas share the job's IPUs"},
       {{{"SPANK_ACCEL_IPUS", "4"}, {"SPANK_ACCEL_NUM_REPLICAS", "3"}},
        "--num-replicas=3: does not divide --ipus=4; give 1, 2 or 4 (the divisors of --ipus=4)"},
       {{{"SPANK_ACCEL_IPUS", "4"}, {"SPANK_ACCEL_NUM_REPLICAS", "-1"}},
-       "--num-replicas=-1: negative numbers are not allowed; give 1, 2 or 4 (the divisors of --ipus=4)"},
+       "--num-replicas=-1: negative numbers are not allowed; give 1, 2 or 4 (the divisors of "
+       "--ipus=4)"},
       {{{"SPANK_ACCEL_APPLIANCE_TIME", "abc"}},
        "--job-time-sec=abc: not a whole number; give the limit in whole seconds"},
-      {{{"SPANK_ACCEL_APPLIANCE_TIME", ""}}, "--job-time-sec=: no number given; give the limit in whole seconds"},
+      {{{"SPANK_ACCEL_APPLIANCE_TIME", ""}},
+       "--job-time-sec=: no number given; give the limit in whole seconds"},
       {{{"SPANK_ACCEL_APPLIANCE_TIME", "-1"}},
        "--job-time-sec=-1: negative numbers are not allowed; give the limit in whole seconds"},
       {{{"SPANK_ACCEL_APPLIANCE_TIME", "1:00"}},
@@ -148,8 +151,10 @@ TEST(JobEnv, GarbageIsRefused) {
       {{{"SPANK_ACCEL_APPLIANCE_TIME", "60"},
         {"SPANK_ACCEL_APPLIANCE_SIGNAL", "99"},
         {"SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "10"}},
-       "--appliance-signal=99@10: unknown signal '99'; use a signal name such as USR1, TERM or SIGUSR2, or a "
-       "number from 1 to 64, optionally after B: (the batch shell only) and followed by @SECONDS (0 to 65535, "
+       "--appliance-signal=99@10: unknown signal '99'; use a signal name such as USR1, TERM or "
+       "SIGUSR2, or a "
+       "number from 1 to 64, optionally after B: (the batch shell only) and followed by @SECONDS "
+       "(0 to 65535, "
        "default 60)"},
       {{{"SPANK_ACCEL_APPLIANCE_TIME", "60"},
         {"SPANK_ACCEL_APPLIANCE_SIGNAL", "10"},
@@ -163,12 +168,14 @@ TEST(JobEnv, GarbageIsRefused) {
         {"SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "10"}},
        "SPANK_ACCEL_APPLIANCE_SIGNAL='B:10': not a signal"},
       {{{"SPANK_ACCEL_APPLIANCE_SIGNAL", "10"}, {"SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "10"}},
-       "--appliance-signal=10@10: the job has no appliance time limit to warn before; add --appliance-time or "
+       "--appliance-signal=10@10: the job has no appliance time limit to warn before; add "
+       "--appliance-time or "
        "--job-time-sec"},
       {{{"SPANK_ACCEL_APPLIANCE_TIME", "60"},
         {"SPANK_ACCEL_APPLIANCE_SIGNAL", "10"},
         {"SPANK_ACCEL_APPLIANCE_SIGNAL_LEAD", "60"}},
-       "--appliance-signal=10@60: the warning would come at once: the appliance time limit is 60 seconds; give a "
+       "--appliance-signal=10@60: the warning would come at once: the appliance time limit is 60 "
+       "seconds; give a "
        "lead below 60"},
       {{{"SPANK_ACCEL_IPUS", "4"}, {"SPANK_ACCEL_NTASKS", "abc"}},
        "SPANK_ACCEL_NTASKS='abc': not a whole number; a job has 1 to 65536 tasks on a node"},
@@ -182,15 +189,17 @@ TEST(JobEnv, GarbageIsRefused) {
 
 TEST(JobEnv, HugeNumbersAreRefusedBeforeAnyConversion) {
   const std::string twenty_nines(20, '9');
-  EXPECT_EQ(refusal({{"SPANK_ACCEL_APPLIANCE_TIME", twenty_nines}}),
-            "--job-time-sec=" + twenty_nines + ": too large; Slurm times end at 2147483647 seconds");
+  EXPECT_EQ(
+      refusal({{"SPANK_ACCEL_APPLIANCE_TIME", twenty_nines}}),
+      "--job-time-sec=" + twenty_nines + ": too large; Slurm times end at 2147483647 seconds");
   // Fits in 64 bits, and in minutes would overflow a 64-bit count of nanoseconds.
   EXPECT_EQ(refusal({{"SPANK_ACCEL_APPLIANCE_TIME", "9223372036854775807"}}),
             "--job-time-sec=9223372036854775807: too large; Slurm times end at 2147483647 seconds");
   EXPECT_EQ(refusal({{"SPANK_ACCEL_APPLIANCE_TIME", "2147483648"}}),
             "--job-time-sec=2147483648: too large; Slurm times end at 2147483647 seconds");
   EXPECT_EQ(refusal({{"SPANK_ACCEL_IPUS", twenty_nines}}),
-            "--ipus=" + twenty_nines + ": at most 64 IPUs per job (MaxIpusPerJob in /etc/slurm/vipu.conf)");
+            "--ipus=" + twenty_nines +
+                ": at most 64 IPUs per job (MaxIpusPerJob in /etc/slurm/vipu.conf)");
   EXPECT_EQ(refusal({{"SPANK_ACCEL_IPUS", "4294967296"}}),
             "--ipus=4294967296: at most 64 IPUs per job (MaxIpusPerJob in /etc/slurm/vipu.conf)")
       << "2^32 must not wrap to 0";
@@ -205,14 +214,18 @@ TEST(JobEnv, HugeNumbersAreRefusedBeforeAnyConversion) {
 TEST(JobEnv, TheSitesLimitsAreAppliedAgain) {
   EXPECT_EQ(refusal({{"SPANK_ACCEL_IPUS", "128"}}),
             "--ipus=128: at most 64 IPUs per job (MaxIpusPerJob in /etc/slurm/vipu.conf)");
-  EXPECT_EQ(refusal({{"SPANK_ACCEL_APPLIANCE_TIME", "7201"}}),
-            "--job-time-sec=7201: above the site maximum of 02:00:00 (7200 seconds; ApplianceTimeMax in "
-            "/etc/slurm/accel.conf)");
+  EXPECT_EQ(
+      refusal({{"SPANK_ACCEL_APPLIANCE_TIME", "7201"}}),
+      "--job-time-sec=7201: above the site maximum of 02:00:00 (7200 seconds; ApplianceTimeMax in "
+      "/etc/slurm/accel.conf)");
   // A value the plugin marked as the site default is checked all the same.
-  EXPECT_EQ(refusal({{"SPANK_ACCEL_APPLIANCE_TIME", "7201"}, {"SPANK_ACCEL_APPLIANCE_TIME_SOURCE", "default"}}),
-            "--job-time-sec=7201: above the site maximum of 02:00:00 (7200 seconds; ApplianceTimeMax in "
-            "/etc/slurm/accel.conf)");
-  EXPECT_EQ(refusal({{"SPANK_ACCEL_IPUS", "64"}, {"SPANK_ACCEL_APPLIANCE_TIME", "7200"}}), "(accepted)");
+  EXPECT_EQ(
+      refusal({{"SPANK_ACCEL_APPLIANCE_TIME", "7201"},
+               {"SPANK_ACCEL_APPLIANCE_TIME_SOURCE", "default"}}),
+      "--job-time-sec=7201: above the site maximum of 02:00:00 (7200 seconds; ApplianceTimeMax in "
+      "/etc/slurm/accel.conf)");
+  EXPECT_EQ(refusal({{"SPANK_ACCEL_IPUS", "64"}, {"SPANK_ACCEL_APPLIANCE_TIME", "7200"}}),
+            "(accepted)");
   SiteLimits no_ipus = site();
   no_ipus.max_ipus.reset();
   EXPECT_EQ(refusal({{"SPANK_ACCEL_IPUS", "1"}}, no_ipus),
@@ -233,11 +246,13 @@ TEST(JobEnv, NtasksMattersOnlyForIpuJobs) {
 
 TEST(JobEnv, RefusalsArePrintableOneLiners) {
   const char* hostile[] = {"\x1b[2J", "4\n", "\xff\xfe", "1\r\n2", "%s%n"};
-  const char* vars[] = {"SPANK_ACCEL_IPUS", "SPANK_ACCEL_APPLIANCE_TIME", "SPANK_ACCEL_APPLIANCE_TIME_SOURCE"};
+  const char* vars[] = {"SPANK_ACCEL_IPUS", "SPANK_ACCEL_APPLIANCE_TIME",
+                        "SPANK_ACCEL_APPLIANCE_TIME_SOURCE"};
   for (const char* var : vars) {
     for (const char* v : hostile) {
       Env env{{var, v}};
-      if (std::string(var) == "SPANK_ACCEL_APPLIANCE_TIME_SOURCE") env["SPANK_ACCEL_APPLIANCE_TIME"] = "60";
+      if (std::string(var) == "SPANK_ACCEL_APPLIANCE_TIME_SOURCE")
+        env["SPANK_ACCEL_APPLIANCE_TIME"] = "60";
       std::string m = refusal(env);
       ASSERT_NE(m, "(accepted)") << var;
       for (char c : m) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << var << ": " << m;
@@ -259,7 +274,8 @@ TEST(NodeSiteLimits, ReadFromTheNodesFiles) {
   EXPECT_EQ(l.appliance_time_default, SlurmDuration::fromSeconds(60));
   std::ofstream(dir / "vipu.conf") << "ApiHost=127.0.0.1\nIpuofDir=/tmp\nMaxIpusPerJob=16\n";
   EXPECT_EQ(nodeSiteLimits(config, accel, true).max_ipus, 16u);
-  EXPECT_FALSE(nodeSiteLimits(config, accel, false).max_ipus.has_value()) << "not read for a job without IPUs";
+  EXPECT_FALSE(nodeSiteLimits(config, accel, false).max_ipus.has_value())
+      << "not read for a job without IPUs";
   fs::remove_all(dir);
 }
 

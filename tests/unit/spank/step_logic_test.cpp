@@ -63,8 +63,12 @@ TEST(DecideStep, ReadyJobGetsItsEnvironment) {
 // The daemon's lines for the job's output are passed on, bounded and printable.
 TEST(DecideStep, WarningsForTheJobsOutputAreBoundedAndPrintable) {
   DaemonReply r = ready({});
-  r.job->warnings = {"the appliance time limit of 6 s cannot be measured on n1", "two\nlines\x1b[31m",
-                     std::string(2000, 'w'), "4", "5", "6"};
+  r.job->warnings = {"the appliance time limit of 6 s cannot be measured on n1",
+                     "two\nlines\x1b[31m",
+                     std::string(2000, 'w'),
+                     "4",
+                     "5",
+                     "6"};
   auto d = decideStep(42, "--job-time-sec=6", r);
   EXPECT_FALSE(d.refusal);
   ASSERT_EQ(d.warnings.size(), kMaxStepWarnings);
@@ -153,16 +157,21 @@ TEST(FoldExitCode, LargestWinsSignalsCountAs128Plus) {
 
 TEST(IpuofConfigForTask, EachTaskGetsItsOwnGcd) {
   std::vector<std::pair<std::string, std::string>> env = {
-      {"IPUOF_CONFIG_PATH", "/ipuof/7/ipuof-gcd0.conf"}, {"ACCEL_IPUOF_DIR", "/ipuof/7"}, {"ACCEL_IPUOF_GCDS", "2"}};
+      {"IPUOF_CONFIG_PATH", "/ipuof/7/ipuof-gcd0.conf"},
+      {"ACCEL_IPUOF_DIR", "/ipuof/7"},
+      {"ACCEL_IPUOF_GCDS", "2"}};
   EXPECT_EQ(ipuofConfigForTask(env, 0), "/ipuof/7/ipuof-gcd0.conf");
   EXPECT_EQ(ipuofConfigForTask(env, 1), "/ipuof/7/ipuof-gcd1.conf");
-  EXPECT_EQ(ipuofConfigForTask(env, 2), "/ipuof/7/ipuof-gcd0.conf") << "more tasks than GCDs wrap around";
+  EXPECT_EQ(ipuofConfigForTask(env, 2), "/ipuof/7/ipuof-gcd0.conf")
+      << "more tasks than GCDs wrap around";
 }
 
 TEST(IpuofConfigForTask, NothingToChangeWithOneGcdOrNoIpus) {
-  EXPECT_EQ(ipuofConfigForTask({{"ACCEL_IPUOF_DIR", "/ipuof/7"}, {"ACCEL_IPUOF_GCDS", "1"}}, 3), "");
+  EXPECT_EQ(ipuofConfigForTask({{"ACCEL_IPUOF_DIR", "/ipuof/7"}, {"ACCEL_IPUOF_GCDS", "1"}}, 3),
+            "");
   EXPECT_EQ(ipuofConfigForTask({{"ACCEL_JOB_DIR", "/run/jobs/7"}}, 0), "");
-  EXPECT_EQ(ipuofConfigForTask({{"ACCEL_IPUOF_DIR", "/ipuof/7"}, {"ACCEL_IPUOF_GCDS", "2x"}}, 1), "");
+  EXPECT_EQ(ipuofConfigForTask({{"ACCEL_IPUOF_DIR", "/ipuof/7"}, {"ACCEL_IPUOF_GCDS", "2x"}}, 1),
+            "");
   EXPECT_EQ(ipuofConfigForTask({{"ACCEL_IPUOF_GCDS", "4"}}, 1), "");
 }
 

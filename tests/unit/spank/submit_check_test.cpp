@@ -151,7 +151,8 @@ TEST(CheckOptions, RefusalsTable) {
       {withSignal(applianceTime("10"), "FOO"),
        "--appliance-signal=FOO: unknown signal 'FOO'; use a signal name such as USR1, TERM or "
        "SIGUSR2, or a "
-       "number from 1 to 64, optionally after B: (the batch shell only) and followed by @SECONDS (0 to 65535, "
+       "number from 1 to 64, optionally after B: (the batch shell only) and followed by @SECONDS "
+       "(0 to 65535, "
        "default 60)"},
       {withSignal(applianceTime("10"), "USR1@x"),
        "--appliance-signal=USR1@x: the time after '@' ('x'): not a whole number; give whole "
@@ -336,11 +337,13 @@ TEST(PrologEnv, EveryVariable) {
   o.appliance_signal_batch = true;
   auto batch = prologEnv(o, 4);
   ASSERT_EQ(batch.size(), 8u);
-  EXPECT_EQ(batch.back(), (std::pair<std::string, std::string>{"ACCEL_APPLIANCE_SIGNAL_BATCH", "1"}));
+  EXPECT_EQ(batch.back(),
+            (std::pair<std::string, std::string>{"ACCEL_APPLIANCE_SIGNAL_BATCH", "1"}));
   JobOptions t;
   t.appliance_time_sec = 60;
   t.appliance_time_from_default = true;
-  EXPECT_EQ(prologEnv(t, 4), (Env{{"ACCEL_APPLIANCE_TIME", "60"}, {"ACCEL_APPLIANCE_TIME_SOURCE", "default"}}));
+  EXPECT_EQ(prologEnv(t, 4),
+            (Env{{"ACCEL_APPLIANCE_TIME", "60"}, {"ACCEL_APPLIANCE_TIME_SOURCE", "default"}}));
 }
 
 }  // namespace

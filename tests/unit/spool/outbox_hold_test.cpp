@@ -101,13 +101,15 @@ TEST_F(OutboxHoldTest, LifecycleEventsPastTheSpoolBoundAreHeldAndArriveInOrderAf
   auto box = Outbox::start(o_);
   ASSERT_TRUE(box.ok()) << box.error().message();
   constexpr uint32_t kEvents = 3000;
-  for (uint32_t i = 1; i <= kEvents; ++i) ASSERT_TRUE((*box)->publish(TaskStarted{1, 0, i, 1}).ok()) << i;
+  for (uint32_t i = 1; i <= kEvents; ++i)
+    ASSERT_TRUE((*box)->publish(TaskStarted{1, 0, i, 1}).ok()) << i;
   auto s = (*box)->stats();
   EXPECT_GT(s.held, 0u);
   EXPECT_EQ(s.held + s.published, kEvents);
   EXPECT_EQ(s.held_total, s.held);
   EXPECT_EQ(s.dropped_lifecycle, 0u);
-  EXPECT_NE(describe(s).find("held " + std::to_string(s.held) + " lifecycle"), std::string::npos) << describe(s);
+  EXPECT_NE(describe(s).find("held " + std::to_string(s.held) + " lifecycle"), std::string::npos)
+      << describe(s);
   ASSERT_TRUE((*box)->publish(NodeHeartbeat{8, 1, "", 0, 0}).ok());  // never overtakes a held event
   EXPECT_EQ((*box)->stats().dropped_telemetry, 1u);
 
@@ -117,7 +119,8 @@ TEST_F(OutboxHoldTest, LifecycleEventsPastTheSpoolBoundAreHeldAndArriveInOrderAf
     std::this_thread::sleep_for(5ms);
   auto ids = agg.taskIds();
   ASSERT_EQ(ids.size(), kEvents);
-  for (uint32_t seq = 1; seq <= kEvents; ++seq) ASSERT_EQ(ids[seq - 1], seq) << "sequence number " << seq;
+  for (uint32_t seq = 1; seq <= kEvents; ++seq)
+    ASSERT_EQ(ids[seq - 1], seq) << "sequence number " << seq;
   s = (*box)->stats();
   EXPECT_EQ(s.held, 0u);
   EXPECT_EQ(s.held_bytes, 0u);
@@ -144,7 +147,8 @@ TEST_F(OutboxHoldTest, BeyondTheHoldsBoundEventsAreLostAndSoAreTheHeldAtShutdown
   EXPECT_EQ(s.held, 0u);
   EXPECT_EQ(s.lost_at_shutdown, 10u);
   EXPECT_EQ(s.dropped_lifecycle, 11u);
-  EXPECT_NE(describe(s).find("10 held lifecycle lost at shutdown"), std::string::npos) << describe(s);
+  EXPECT_NE(describe(s).find("10 held lifecycle lost at shutdown"), std::string::npos)
+      << describe(s);
   EXPECT_FALSE((*box)->publish(TaskStarted{1, 0, 1, 1}).ok());
   const uint64_t published = s.published;
   box->reset();

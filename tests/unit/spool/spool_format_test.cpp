@@ -1,9 +1,9 @@
 // The recovery reader on literal bytes: good records, torn tails, garbage.
+#include "accel/events/spool_format.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
-
-#include "accel/events/spool_format.h"
 
 namespace accel::event {
 namespace {

@@ -1,10 +1,11 @@
 // The spool on disk: append, sync, read back, acknowledge, recover after a
 // torn tail or garbage, and the full-spool policy (telemetry first).
+#include "accel/events/spool.h"
+
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
@@ -14,7 +15,6 @@
 #include "accel/common/safe_file.h"
 #include "accel/events/curve_keys.h"
 #include "accel/events/outbox.h"
-#include "accel/events/spool.h"
 
 namespace accel::event {
 namespace {
@@ -210,7 +210,10 @@ TEST_F(SpoolTest, OutboxDropsTelemetryQuietlyAndHoldsLifecycleWhenFull) {
   EXPECT_EQ(st.dropped_lifecycle, 0u);
   EXPECT_EQ(st.held, 0u);  // telemetry is never held
   for (int i = 0; i < 200; ++i)
-    ASSERT_TRUE((*box)->publish(PrologFinished{uint32_t(i), JobResult::kOk, {}, std::string(900, 'p')}).ok());
+    ASSERT_TRUE(
+        (*box)
+            ->publish(PrologFinished{uint32_t(i), JobResult::kOk, {}, std::string(900, 'p')})
+            .ok());
   st = (*box)->stats();
   EXPECT_GT(st.published - (200 - st.dropped_telemetry), 10u);  // the reserved eighth took some
   EXPECT_GT(st.held, 0u);
@@ -277,7 +280,8 @@ TEST_F(SpoolTest, SecretKeyReadableByOthersIsRefusedByName) {
   auto keys = generateCurveKeyPair();
   ASSERT_TRUE(keys.ok());
   ASSERT_TRUE(writeKeyPair(dir_ + "/node1", *keys).ok());
-  EXPECT_EQ(fs::status(dir_ + "/node1.key").permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(dir_ + "/node1.key").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
   auto loaded = loadSecretKey(dir_ + "/node1.key");
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
   EXPECT_EQ(loaded->public_key, keys->public_key);

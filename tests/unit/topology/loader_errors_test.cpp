@@ -163,13 +163,15 @@ namespace {
 // Found by tests/fuzz/fuzz_topology_xml: hwloc 2.9 itself dereferences null
 // loading this file. The loader must say the file is bad, not crash.
 TEST(TopologyLoaderText, FileThatCrashesHwlocIsAnError) {
-  const std::string path = ACCEL_SOURCE_DIR "/tests/fuzz/regressions/topology_xml/hwloc-null-deref.xml";
+  const std::string path =
+      ACCEL_SOURCE_DIR "/tests/fuzz/regressions/topology_xml/hwloc-null-deref.xml";
   LoadOptions opts;
   opts.xml_path = path;
   auto t = loadTopology(opts);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code(), ErrorCode::kParse);
-  EXPECT_NE(t.error().message().find("hwloc crashed reading it"), std::string::npos) << t.error().message();
+  EXPECT_NE(t.error().message().find("hwloc crashed reading it"), std::string::npos)
+      << t.error().message();
   EXPECT_NE(t.error().message().find(path), std::string::npos);
 }
 
@@ -193,7 +195,8 @@ TEST(TopologyLoaderText, FuzzRegressionsLoadOrFailCleanly) {
       EXPECT_FALSE(renderJson(*t).empty());
       EXPECT_FALSE(renderTable(*t).empty());
     } else {
-      EXPECT_NE(t.error().message().find(entry.path().string()), std::string::npos) << t.error().message();
+      EXPECT_NE(t.error().message().find(entry.path().string()), std::string::npos)
+          << t.error().message();
     }
   }
   EXPECT_GE(seen, 4);

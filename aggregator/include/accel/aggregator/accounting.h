@@ -35,7 +35,8 @@ class Accounting {
   // What slurmdbd holds of each of `job_ids` it has a record of, in one
   // query; a job it has no record of yet is absent from the map. Errors:
   // kUnavailable (slurmdbd or slurmctld cannot be reached: retry later).
-  virtual Result<std::map<uint32_t, AccountedJob>> adminComments(const std::vector<uint32_t>& job_ids) = 0;
+  virtual Result<std::map<uint32_t, AccountedJob>> adminComments(
+      const std::vector<uint32_t>& job_ids) = 0;
   // Replaces each job's AdminComment, over one connection committed once.
   // One status per update, in order: kNotFound (slurmdbd has no record of
   // the job), kUnavailable (slurmdbd cannot be reached); both: retry later.

@@ -27,7 +27,8 @@ struct CommentWriterOptions {
 class CommentWriter {
  public:
   using Clock = std::function<int64_t()>;  // nanoseconds, CLOCK_REALTIME in production
-  CommentWriter(Store& store, Accounting& accounting, Metrics& metrics, CommentWriterOptions options, Clock clock);
+  CommentWriter(Store& store, Accounting& accounting, Metrics& metrics,
+                CommentWriterOptions options, Clock clock);
 
   // Attempts the writes that are due, as many as the rate allows now.
   // Returns how many succeeded; an error only when the store fails.

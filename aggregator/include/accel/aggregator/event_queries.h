@@ -28,8 +28,8 @@ class context_t;
 namespace accel::aggregator {
 
 struct QueryOptions {
-  std::string listen;    // zmq endpoint, e.g. "tcp://*:7451"
-  std::string database;  // opened read-only
+  std::string listen;              // zmq endpoint, e.g. "tcp://*:7451"
+  std::string database;            // opened read-only
   size_t max_held = 4096;          // asks held at once, over all nodes
   size_t max_held_per_node = 256;  // ... from one node
   std::chrono::milliseconds hold_timeout{20000};
@@ -45,7 +45,8 @@ class EventQueries {
  public:
   // Binds `options.listen` in `ctx` (whose ZAP handler must be running) and
   // starts the thread. Errors: the database cannot be opened, the bind failed.
-  static Result<std::unique_ptr<EventQueries>> start(zmq::context_t& ctx, const QueryOptions& options,
+  static Result<std::unique_ptr<EventQueries>> start(zmq::context_t& ctx,
+                                                     const QueryOptions& options,
                                                      const event::CurveKeyPair& keys);
   ~EventQueries();  // stops and joins the thread
   EventQueries(const EventQueries&) = delete;

@@ -6,8 +6,8 @@
 // AdminComment arriving with its end as it does from a real slurmctld.
 #include <functional>
 #include <map>
-#include <utility>
 #include <mutex>
+#include <utility>
 
 #include "accel/aggregator/accounting.h"
 
@@ -68,7 +68,8 @@ class FakeAccounting : public Accounting {
     return connections_;
   }
 
-  Result<std::map<uint32_t, AccountedJob>> adminComments(const std::vector<uint32_t>& job_ids) override {
+  Result<std::map<uint32_t, AccountedJob>> adminComments(
+      const std::vector<uint32_t>& job_ids) override {
     std::lock_guard lock(mu_);
     ++connections_;
     if (!reachable_) return Error(ErrorCode::kUnavailable, "slurmdbd unreachable (fake)");
@@ -92,7 +93,8 @@ class FakeAccounting : public Accounting {
       if (!reachable_) {
         out.push_back(Error(ErrorCode::kUnavailable, "slurmdbd unreachable (fake)"));
       } else if (it == jobs_.end()) {
-        out.push_back(Error(ErrorCode::kNotFound, "job " + std::to_string(u.job_id) + " unknown (fake)"));
+        out.push_back(
+            Error(ErrorCode::kNotFound, "job " + std::to_string(u.job_id) + " unknown (fake)"));
       } else {
         it->second.admin_comment = u.comment;
         ++writes_;

@@ -91,9 +91,10 @@ class Ingestor {
   using Streams = std::map<StreamKey, Stream>;
 
   Result<JobSummary*> job(uint32_t job_id);
-  Offer refuse(std::string_view peer_node, std::span<const uint8_t> bytes, Reject why, event::NackReason reason,
-               std::string message);
-  Offer skip(Streams::iterator stream, const StreamKey& key, uint64_t seq, event::NackReason reason, std::string message);
+  Offer refuse(std::string_view peer_node, std::span<const uint8_t> bytes, Reject why,
+               event::NackReason reason, std::string message);
+  Offer skip(Streams::iterator stream, const StreamKey& key, uint64_t seq, event::NackReason reason,
+             std::string message);
   std::optional<std::string> refusalOf(const event::Envelope& env, uint32_t job_id, int64_t now_ns);
   void stage(Streams::iterator stream, uint64_t seq);
   void merge(const event::Envelope& env, uint32_t job_id, int64_t now_ns);
@@ -103,9 +104,9 @@ class Ingestor {
   size_t max_frame_;
   int64_t summary_wait_ns_;
   Streams streams_;
-  std::vector<Streams::iterator> batch_streams_;    // those with in_batch set
+  std::vector<Streams::iterator> batch_streams_;   // those with in_batch set
   std::unordered_map<uint32_t, JobSummary> jobs_;  // cache; dropped when a commit fails
-  std::set<uint32_t> touched_;                      // jobs whose summary changed in the open batch
+  std::set<uint32_t> touched_;                     // jobs whose summary changed in the open batch
   Batch batch_;
 };
 

@@ -14,14 +14,25 @@
 namespace accel::aggregator {
 
 // Why a frame was refused; append only (the names are metric labels).
-enum class Reject { kFrames, kOversized, kInvalid, kNodeMismatch, kOutOfOrder, kUnknownKey, kNotOnJob, kKeyRevoked, kCount };
+enum class Reject {
+  kFrames,
+  kOversized,
+  kInvalid,
+  kNodeMismatch,
+  kOutOfOrder,
+  kUnknownKey,
+  kNotOnJob,
+  kKeyRevoked,
+  kCount
+};
 const char* rejectName(Reject reason);
 
 struct Metrics {
-  std::atomic<uint64_t> events_in{0};     // accepted and committed
+  std::atomic<uint64_t> events_in{0};  // accepted and committed
   std::atomic<uint64_t> duplicates{0};
   std::array<std::atomic<uint64_t>, size_t(Reject::kCount)> rejected{};
-  std::atomic<uint64_t> unknown_kinds{0};  // valid envelopes of an event kind this build does not know
+  std::atomic<uint64_t> unknown_kinds{
+      0};  // valid envelopes of an event kind this build does not know
   std::atomic<uint64_t> batches{0};
   std::atomic<uint64_t> commit_failures{0};
   std::atomic<uint64_t> comment_writes{0};

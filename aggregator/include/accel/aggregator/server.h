@@ -60,7 +60,8 @@ class Server {
   // Loads the allow list (loadAllowList, owned by root or this process's
   // user), binds the socket and starts the ZAP handler. `ingestor` must be
   // loaded. Errors: the allow list is refused (naming the file), the bind failed.
-  static Result<std::unique_ptr<Server>> start(const ServerOptions& options, Ingestor& ingestor, Metrics& metrics);
+  static Result<std::unique_ptr<Server>> start(const ServerOptions& options, Ingestor& ingestor,
+                                               Metrics& metrics);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -15,10 +15,12 @@ class SlurmdbAccounting : public Accounting {
   // `cluster`: ClusterName of slurm.conf; nullopt: asked from slurmctld on
   // first use. `slurm_conf`: path of slurm.conf, empty for Slurm's default.
   // `connections`: how many connections a batch of writes is spread over.
-  SlurmdbAccounting(std::optional<std::string> cluster, std::string slurm_conf, int connections = 1);
+  SlurmdbAccounting(std::optional<std::string> cluster, std::string slurm_conf,
+                    int connections = 1);
   ~SlurmdbAccounting() override;
 
-  Result<std::map<uint32_t, AccountedJob>> adminComments(const std::vector<uint32_t>& job_ids) override;
+  Result<std::map<uint32_t, AccountedJob>> adminComments(
+      const std::vector<uint32_t>& job_ids) override;
   std::vector<Status> setAdminComments(const std::vector<CommentUpdate>& updates) override;
 
  private:

@@ -79,7 +79,7 @@ struct Batch {
   std::vector<uint32_t> comment_jobs;      // jobs whose AdminComment is (again) due now
   std::vector<SummaryWait> waits;          // jobs whose AdminComment is due later
   int64_t now_ns = 0;
-  std::map<std::string, double> lag;  // node -> seconds behind; for metrics only, not stored
+  std::map<std::string, double> lag;       // node -> seconds behind; for metrics only, not stored
   std::map<std::string, NodeHeard> nodes;  // what each sender's events of this batch say of it
 };
 
@@ -115,7 +115,8 @@ class Store {
   // the last commits may be lost on power loss or a kernel crash.
   enum class Sync { kFull, kNormal };  // order of the Synchronous choices
   // kReadWrite creates the file and schema; kReadOnly never writes.
-  static Result<std::unique_ptr<Store>> open(const std::string& path, Mode mode, Sync sync = Sync::kFull);
+  static Result<std::unique_ptr<Store>> open(const std::string& path, Mode mode,
+                                             Sync sync = Sync::kFull);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -127,7 +128,8 @@ class Store {
   Result<std::vector<PendingComment>> duePending(int64_t now_ns, int limit);
   // Removes the row if it still has `generation` (a newer queueing wins).
   Status finishPending(uint32_t job_id, uint64_t generation);
-  Status deferPending(uint32_t job_id, uint64_t generation, int64_t next_ns, const std::string& error);
+  Status deferPending(uint32_t job_id, uint64_t generation, int64_t next_ns,
+                      const std::string& error);
   // finishPending / deferPending for each, in one transaction.
   Status settlePending(const std::vector<SettledComment>& settled);
   Result<int64_t> pendingCount();
@@ -158,7 +160,8 @@ class Store {
   struct Reader;
   explicit Store(sqlite3* db);
   Status finishLocked(uint32_t job_id, uint64_t generation);
-  Status deferLocked(uint32_t job_id, uint64_t generation, int64_t next_ns, const std::string& error);
+  Status deferLocked(uint32_t job_id, uint64_t generation, int64_t next_ns,
+                     const std::string& error);
   Status exec(const char* sql);
   Status createSchema();
   Status migrate();

@@ -25,19 +25,20 @@ struct JobSummary {
   // a state from an earlier release has only this figure.
   uint32_t accel_count = 0;
   std::map<std::string, uint32_t> local_devices;  // node -> devices of that node alone (GPUs)
-  std::set<std::string> partition_devices;        // devices of a shared partition ("p42:0"), once each
+  std::set<std::string> partition_devices;  // devices of a shared partition ("p42:0"), once each
   std::string partition;
-  std::set<std::string> nodes;        // nodes that reported the job
-  std::set<std::string> epilog_nodes;  // nodes whose epilog finished
-  std::set<std::string> cleanup_failed;  // nodes whose epilog could not release everything
+  std::set<std::string> nodes;             // nodes that reported the job
+  std::set<std::string> epilog_nodes;      // nodes whose epilog finished
+  std::set<std::string> cleanup_failed;    // nodes whose epilog could not release everything
   std::set<std::string> limit_unmeasured;  // nodes that could not measure the job's appliance limit
-  uint32_t node_count = 0;  // from the prolog; 0: unknown
-  std::string node_list;    // SLURM_NODELIST from the prolog, as sent; empty: unknown
+  uint32_t node_count = 0;                 // from the prolog; 0: unknown
+  std::string node_list;  // SLURM_NODELIST from the prolog, as sent; empty: unknown
   // node_list expanded, when it names exactly node_count distinct nodes;
   // otherwise empty and only node_count is used. Derived, not stored.
   std::set<std::string> listed_nodes;
   int64_t first_epilog_ns = 0;  // when the first epilog arrived here; 0: none, or not known
-  std::map<std::string, uint64_t> appliance_s;  // node -> the job's appliance seconds as that node saw them
+  std::map<std::string, uint64_t>
+      appliance_s;  // node -> the job's appliance seconds as that node saw them
   // A requeued job's later runs: runs before the latest (SLURM_JOB_RESTART_COUNT),
   // and for each run from the second on, node -> its appliance seconds there
   // (the first run's are appliance_s). node_run: the run each node reported
@@ -90,14 +91,15 @@ struct JobSummary {
 // summary wait ended), when it is a requeued run on other nodes. Without a
 // usable list (no count, an unparseable list) nothing can be checked and the
 // event is allowed.
-std::optional<std::string> refusal(const JobSummary& summary, const std::string& node, const event::Event& ev,
-                                   bool run_over);
+std::optional<std::string> refusal(const JobSummary& summary, const std::string& node,
+                                   const event::Event& ev, bool run_over);
 
 // Folds one event from `node` into `summary` (whose job_id is the event's).
 // `received_ns` is when the event arrived (CLOCK_REALTIME); 0: not known.
 // False when the event cannot have changed the summary (task events, say),
 // so the caller need not store it again.
-bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev, int64_t received_ns = 0);
+bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev,
+                int64_t received_ns = 0);
 
 // When the job's AdminComment is due (CLOCK_REALTIME ns; the caller writes
 // no earlier than now): 0 once complete(); otherwise `wait_ns` after the

@@ -56,11 +56,12 @@ struct AccelConfig {
   std::uint64_t fabric_mtu = 0;
   std::string fabric_address_range;
   std::uint64_t fabric_address_prefix = 0;
-  std::string fabric_routes;      // comma-separated
-  std::string fabric_netns;       // empty: the daemon's own namespace
+  std::string fabric_routes;  // comma-separated
+  std::string fabric_netns;   // empty: the daemon's own namespace
   // Event stream to accel-aggregatord (ipc/events/outbox.h).
   std::optional<std::string> aggregator_address;
-  std::optional<std::string> aggregator_query_address;  // events questions (event_relay.h); unset: none
+  std::optional<std::string>
+      aggregator_query_address;                // events questions (event_relay.h); unset: none
   std::optional<std::string> metrics_address;  // HOST:PORT of the /metrics endpoint; unset: none
   std::string aggregator_public_key_file;
   std::string node_key_file;
@@ -71,7 +72,7 @@ struct AccelConfig {
   std::chrono::seconds aggregator_tcp_keepalive{0};  // idle time before probes; 0: none
   std::optional<std::string> event_spool_dir;
   std::uint64_t event_spool_max_size = 0;
-  std::chrono::seconds heartbeat_interval{0};  // 0: no heartbeats
+  std::chrono::seconds heartbeat_interval{0};    // 0: no heartbeats
   std::chrono::seconds appliance_kill_grace{0};  // SIGTERM to SIGKILL at the appliance limit
   bool surrogate_steps = true;                   // appliance jobs mirrored as Slurm steps
   RequeueBudget requeue_budget = RequeueBudget::kFresh;  // a requeued job's next run

@@ -109,14 +109,16 @@ class Registry {
   Registry& operator=(const Registry&) = delete;
   // Each name once; the returned references live as long as the registry.
   Counter& counter(const std::string& name, const std::string& help);
-  Family<Counter>& counters(const std::string& name, const std::string& help, std::vector<std::string> labels);
+  Family<Counter>& counters(const std::string& name, const std::string& help,
+                            std::vector<std::string> labels);
   Gauge& gauge(const std::string& name, const std::string& help);
-  Family<Gauge>& gauges(const std::string& name, const std::string& help, std::vector<std::string> labels);
+  Family<Gauge>& gauges(const std::string& name, const std::string& help,
+                        std::vector<std::string> labels);
   // A gauge read when the metrics are rendered, on the scraper's thread:
   // `read` must be thread-safe and quick.
   void gaugeFn(const std::string& name, const std::string& help, std::function<double()> read);
-  Family<Histogram>& histograms(const std::string& name, const std::string& help, std::vector<std::string> labels,
-                                std::vector<double> bounds);
+  Family<Histogram>& histograms(const std::string& name, const std::string& help,
+                                std::vector<std::string> labels, std::vector<double> bounds);
 
   std::string render(Format format) const;
 

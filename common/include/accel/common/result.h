@@ -16,12 +16,12 @@ enum class ErrorCode {
   kInvalidArgument,  // bad input from a person or a file
   kNotFound,         // something required is missing
   kPermissionDenied,
-  kIo,               // a system call failed; the message carries errno's text
-  kParse,            // malformed bytes or text
+  kIo,     // a system call failed; the message carries errno's text
+  kParse,  // malformed bytes or text
   kUnsupported,
   kTimeout,
-  kUnavailable,      // a peer (daemon, controller) cannot be reached
-  kConflict,         // the resource is held by someone else
+  kUnavailable,  // a peer (daemon, controller) cannot be reached
+  kConflict,     // the resource is held by someone else
   kInternal,
 };
 
@@ -55,21 +55,32 @@ Error sysError(const std::string& what, int err);
   std::fprintf(stderr, "accel: internal error: %s (%s:%d)\n", what, file, line);
   std::abort();
 }
-#define ACCEL_CHECK(cond) \
-  do { if (!(cond)) ::accel::panic("check failed: " #cond, __FILE__, __LINE__); } while (0)
+#define ACCEL_CHECK(cond)                                                    \
+  do {                                                                       \
+    if (!(cond)) ::accel::panic("check failed: " #cond, __FILE__, __LINE__); \
+  } while (0)
 
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { check(); return std::get<0>(v_); }
-  const T& value() const& { check(); return std::get<0>(v_); }
-  T&& value() && { check(); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    check();
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    check();
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    check();
+    return std::get<0>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
@@ -82,7 +93,9 @@ class [[nodiscard]] Result {
 
  private:
   void check() const {
-    if (!ok()) panic(("value() on a failed Result: " + std::get<1>(v_).message()).c_str(), __FILE__, __LINE__);
+    if (!ok())
+      panic(("value() on a failed Result: " + std::get<1>(v_).message()).c_str(), __FILE__,
+            __LINE__);
   }
   std::variant<T, Error> v_;
 };
@@ -117,8 +130,8 @@ inline Status okStatus() { return Status(); }
 }  // namespace accel
 
 // Early return of a failure: ACCEL_TRY(doThing()); works for Status and Result<T>.
-#define ACCEL_TRY(expr)                            \
-  do {                                             \
-    auto&& accel_try_r_ = (expr);                  \
+#define ACCEL_TRY(expr)                                  \
+  do {                                                   \
+    auto&& accel_try_r_ = (expr);                        \
     if (!accel_try_r_.ok()) return accel_try_r_.error(); \
   } while (0)

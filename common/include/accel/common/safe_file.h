@@ -58,9 +58,9 @@ struct RemoveTreeOptions {
 };
 
 struct RemoveTreeStats {
-  uint64_t removed = 0;      // entries removed, directories included
-  uint64_t max_depth = 0;    // deepest level entered, `path` itself being 1
-  int max_open_dirs = 0;     // most directory descriptors held at once
+  uint64_t removed = 0;    // entries removed, directories included
+  uint64_t max_depth = 0;  // deepest level entered, `path` itself being 1
+  int max_open_dirs = 0;   // most directory descriptors held at once
 };
 
 // Removes `path` and everything below it without following symlinks (a link

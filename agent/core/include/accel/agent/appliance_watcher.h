@@ -63,7 +63,8 @@ struct Attribution {
   std::vector<appliance::ApplianceJob> foreign;
 };
 // Pure: entries labelled with no live job are dropped.
-Attribution attribute(std::vector<appliance::ApplianceJob> listed, const std::vector<LiveJob>& live);
+Attribution attribute(std::vector<appliance::ApplianceJob> listed,
+                      const std::vector<LiveJob>& live);
 
 // Seconds during which at least one of `jobs` was running, up to `now_ns`
 // (overlapping runs count once; queue time never counts).
@@ -83,8 +84,9 @@ class ApplianceWatcher {
   // kUnreadableEntry), or, for an entry followed before, what was last read
   // of it, unchanged. A placeholder that leaves the list is reported ended
   // (kFailed) at the poll that no longer sees it.
-  ApplianceWatcher(std::shared_ptr<appliance::ApplianceClient> client, std::chrono::milliseconds interval,
-                   LiveJobs live, OnChange on_change, NowFn now, OnIgnored on_ignored = {});
+  ApplianceWatcher(std::shared_ptr<appliance::ApplianceClient> client,
+                   std::chrono::milliseconds interval, LiveJobs live, OnChange on_change, NowFn now,
+                   OnIgnored on_ignored = {});
   ~ApplianceWatcher();  // stops the thread
 
   void start();
@@ -101,10 +103,12 @@ class ApplianceWatcher {
 
  private:
   void run();
-  appliance::ApplianceJob onNodeClock(appliance::ApplianceJob job, const appliance::ApplianceJob* old,
+  appliance::ApplianceJob onNodeClock(appliance::ApplianceJob job,
+                                      const appliance::ApplianceJob* old,
                                       int64_t answered_ns) const;
   static appliance::ApplianceJob unreadable(appliance::ApplianceJob raw, const std::string& id,
-                                            const appliance::ApplianceJob* old, int64_t answered_ns);
+                                            const appliance::ApplianceJob* old,
+                                            int64_t answered_ns);
 
   std::shared_ptr<appliance::ApplianceClient> client_;
   std::chrono::milliseconds interval_;
@@ -115,11 +119,12 @@ class ApplianceWatcher {
 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable cv_;
-  using Key = std::pair<uint32_t, std::string>;  // Slurm job, appliance job id (or kUnreadableEntry)
+  using Key =
+      std::pair<uint32_t, std::string>;  // Slurm job, appliance job id (or kUnreadableEntry)
   std::map<Key, appliance::ApplianceJob> tracked_;  // times on the node's clock
-  std::set<Key> ignored_;                // foreign entries already told, still listed
-  int64_t prev_asked_ns_ = 0;            // when the last good poll asked (node clock); 0: none yet
-  std::set<uint32_t> live_prev_;         // the Slurm jobs that poll covered
+  std::set<Key> ignored_;                           // foreign entries already told, still listed
+  int64_t prev_asked_ns_ = 0;     // when the last good poll asked (node clock); 0: none yet
+  std::set<uint32_t> live_prev_;  // the Slurm jobs that poll covered
   // For a later run of a requeued job: the appliance jobs that were over
   // when the first poll of this run saw them, which belong to earlier runs.
   // The first poll comes right after the prolog (poke), before the job's

@@ -19,8 +19,8 @@
 namespace accel::agent {
 
 struct DeviceSlot {
-  uint32_t index = 0;      // accelerator index in the topology
-  std::string kind;        // "gpu", "ipu", "other"
+  uint32_t index = 0;         // accelerator index in the topology
+  std::string kind;           // "gpu", "ipu", "other"
   uint32_t kind_ordinal = 0;  // position among devices of the same kind (GPU 0, 1, ...)
 };
 
@@ -38,11 +38,13 @@ Result<std::vector<uint32_t>> parseGpuList(std::string_view text);
 
 // Devices of kind "gpu" whose kind_ordinal is in `gpu_ordinals`. Fails
 // (kConflict) if one is held, kNotFound if the node has no such GPU.
-Result<std::vector<uint32_t>> pickGpus(const AllocatorInput& in, const std::vector<uint32_t>& gpu_ordinals);
+Result<std::vector<uint32_t>> pickGpus(const AllocatorInput& in,
+                                       const std::vector<uint32_t>& gpu_ordinals);
 
 // `count` free devices of `kind`, as close together as the node allows.
 // kInvalidArgument when fewer are free than asked (this node cannot meet the
 // request; not a node fault), naming how many are.
-Result<std::vector<uint32_t>> pickByCount(const AllocatorInput& in, std::string_view kind, uint32_t count);
+Result<std::vector<uint32_t>> pickByCount(const AllocatorInput& in, std::string_view kind,
+                                          uint32_t count);
 
 }  // namespace accel::agent

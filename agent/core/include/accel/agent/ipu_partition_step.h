@@ -21,8 +21,8 @@
 //
 // The partition name depends on the job id only, so a leader whose create
 // finds the name taken (an earlier attempt's leftover) removes it and makes
-// it again, and an epilog whose record was lost still finds it. Runs after the job directory step, which
-// owns the files.
+// it again, and an epilog whose record was lost still finds it. Runs after the job directory step,
+// which owns the files.
 #include <atomic>
 #include <chrono>
 #include <functional>

@@ -45,14 +45,14 @@ struct RecoveredEnd {
   uint32_t job_id = 0;
   bool rolled_back = false;  // true: a prolog undone; false: an epilog finished
   int64_t appliance_used_ns = 0;
-  bool time_limit = false;  // the job had been stopped at its appliance limit
+  bool time_limit = false;     // the job had been stopped at its appliance limit
   uint32_t restart_count = 0;  // the run of the job (SLURM_JOB_RESTART_COUNT)
 };
 
 struct RecoverySummary {
-  size_t adopted = 0;        // jobs found ready or failed, kept as they were
-  size_t rolled_back = 0;    // half-done prologs undone
-  size_t cleaned = 0;        // half-done epilogs finished
+  size_t adopted = 0;               // jobs found ready or failed, kept as they were
+  size_t rolled_back = 0;           // half-done prologs undone
+  size_t cleaned = 0;               // half-done epilogs finished
   std::vector<RecoveredEnd> ended;  // the jobs of rolled_back and cleaned
   std::vector<std::string> problems;
 };

@@ -76,18 +76,18 @@ struct TaskRef {
 struct JobRecord {
   JobRequestSpec spec;
   JobPhase phase = JobPhase::kNone;
-  std::vector<uint32_t> devices;     // accelerator indexes held (topology order)
-  std::string job_dir;               // per-job directory, empty if none made
-  std::string ipu_partition;         // the job's V-IPU partition (made here only on its
-                                     // leader), empty if none
+  std::vector<uint32_t> devices;  // accelerator indexes held (topology order)
+  std::string job_dir;            // per-job directory, empty if none made
+  std::string ipu_partition;      // the job's V-IPU partition (made here only on its
+                                  // leader), empty if none
   std::vector<std::pair<std::string, std::string>> env;  // for the tasks
-  int64_t prolog_started_ns = 0;     // CLOCK_REALTIME
+  int64_t prolog_started_ns = 0;                         // CLOCK_REALTIME
   int64_t ready_ns = 0;
   std::string last_error;
-  std::vector<TaskRef> tasks;        // running tasks on this node
-  std::vector<uint32_t> steps;       // running steps on this node
-  ApplianceBudget budget;            // appliance time used, limit actions taken
-  std::vector<std::string> surrogates;  // appliance jobs given a surrogate step
+  std::vector<TaskRef> tasks;             // running tasks on this node
+  std::vector<uint32_t> steps;            // running steps on this node
+  ApplianceBudget budget;                 // appliance time used, limit actions taken
+  std::vector<std::string> surrogates;    // appliance jobs given a surrogate step
   std::vector<uint32_t> surrogate_steps;  // their steps, as the waiters reported them
 };
 
@@ -95,7 +95,8 @@ struct JobRecord {
 // an appliance (`node_has_appliance`), or the job holds IPUs of an IPU-POD or
 // local devices here (their steps run the clock). True for a job without a
 // limit: there is nothing to measure.
-bool limitMeasurable(const JobRequestSpec& spec, const std::vector<uint32_t>& devices, bool node_has_appliance);
+bool limitMeasurable(const JobRequestSpec& spec, const std::vector<uint32_t>& devices,
+                     bool node_has_appliance);
 
 // Surrogate steps one job is given at most: each is an srun and a thread
 // here, and each spares a step from the limit's warning and SIGTERM.

@@ -8,8 +8,8 @@
 
 #include "accel/common/config.h"
 #include "accel/common/result.h"
-#include "accel/ipc/control_socket.h"
 #include "accel/ctl/verbs.h"
+#include "accel/ipc/control_socket.h"
 
 namespace accel::ctl {
 
@@ -22,7 +22,8 @@ Result<AccelConfig> loadConfig(const GlobalOptions& g, const CliIo& io);
 // a full backlog or a connection closed unanswered is tried again, after
 // pauses growing from 1 ms to 50 ms, until `timeout` is spent; the last
 // answer is returned.
-Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config, const std::vector<uint8_t>& request,
+Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config,
+                                        const std::vector<uint8_t>& request,
                                         std::chrono::milliseconds timeout);
 
 // Exit code for an error reaching the daemon.

@@ -10,7 +10,8 @@ namespace accel::ctl {
 
 // An error of callDaemon(): the daemon is not running (how to start it and
 // where the socket is expected), busy, slow, or the socket may not be opened.
-std::string callErrorHint(const Error& e, const std::string& socket, const std::string& config_path);
+std::string callErrorHint(const Error& e, const std::string& socket,
+                          const std::string& config_path);
 
 // accel.conf could not be read: where it was looked for and how to point
 // accelctl elsewhere.

@@ -22,7 +22,8 @@ int verbJob(const std::vector<std::string>& args, const GlobalOptions& g, const 
 int verbTopology(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbEvents(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbNodes(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
-int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
+int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions& g,
+                      const CliIo& io);
 int verbConfig(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 
 }  // namespace accel::ctl

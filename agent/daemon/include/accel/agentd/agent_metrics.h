@@ -26,8 +26,9 @@ struct AgentMetrics {
 
   // Sources read at each scrape, on the endpoint's thread: each must be
   // thread-safe. Unset: the gauge reads 0.
-  void watchJobs(std::function<double()> active);                            // accel_jobs_active
-  void watchSpool(std::function<double()> events, std::function<double()> bytes);  // accel_events_spooled, accel_spool_bytes
+  void watchJobs(std::function<double()> active);  // accel_jobs_active
+  void watchSpool(std::function<double()> events,
+                  std::function<double()> bytes);  // accel_events_spooled, accel_spool_bytes
 };
 
 }  // namespace accel::agentd

@@ -37,7 +37,7 @@ struct HandlerContext {
   agent::JobManager* manager = nullptr;
   // The hooks' durations go here; null: not measured.
   AgentMetrics* metrics = nullptr;
-  uid_t slurm_uid = 0;          // SlurmUser's uid (root is always allowed)
+  uid_t slurm_uid = 0;  // SlurmUser's uid (root is always allowed)
   std::string node_name;
   std::string version;
   std::string config_path;
@@ -69,7 +69,8 @@ struct HandlerContext {
   // prolog found (agent::KindFault); `node` is the node's Slurm name. Must
   // not block: the daemon queues it (NodeDrainer, once per job). Unset: the
   // node is not drained and the job merely fails.
-  std::function<void(uint32_t job_id, const std::string& node, const std::string& reason)> drain_node;
+  std::function<void(uint32_t job_id, const std::string& node, const std::string& reason)>
+      drain_node;
   std::function<event::OutboxStats()> outbox_stats;
   std::string aggregator;
 };

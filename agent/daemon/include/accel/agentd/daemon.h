@@ -17,8 +17,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "accel/agent/appliance_watcher.h"
 #include "accel/agent/job_manager.h"
@@ -80,7 +80,8 @@ class Daemon {
   Status startLimitEnforcer();
   Status startMetrics();
   Status startEventRelay();
-  bool relayEvents(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, std::span<const uint8_t> request);
+  bool relayEvents(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin,
+                   std::span<const uint8_t> request);
   void cancelApplianceJobs(uint32_t job_id);
   void startSurrogateSteps();
   void maybeSurrogate(const appliance::ApplianceJob& job);
@@ -104,7 +105,7 @@ class Daemon {
   // AggregatorQueryAddress: `accelctl events --job` relayed (workers hand it callers).
   std::unique_ptr<EventRelay> relay_;
   std::unique_ptr<agent::JobManager> manager_;
-  std::unique_ptr<LimitEnforcer> limits_;  // before appliance_: outlives its calls
+  std::unique_ptr<LimitEnforcer> limits_;       // before appliance_: outlives its calls
   std::unique_ptr<SurrogateSteps> surrogates_;  // likewise
   std::mutex surrogate_mu_;
   std::set<std::string> surrogate_started_;  // appliance jobs whose step's waiter reported
@@ -121,7 +122,7 @@ class Daemon {
   ipc::Admission admission_;
   int epoll_fd_ = -1;
   int signal_fd_ = -1;
-  int timer_fd_ = -1;         // watchdog pings, when systemd asked for them
+  int timer_fd_ = -1;  // watchdog pings, when systemd asked for them
   // STATUS= updates are coalesced: workers poke wake_fd_, the loop publishes
   // at most once a second. sd_notify can block when the manager reads its
   // socket slowly; it must never stall a prolog.

@@ -15,9 +15,9 @@
 //   kill     SIGKILL to the tasks still there after the grace
 // The waiters of surrogate steps (tasks of the steps the job record lists)
 // get neither the warning nor SIGTERM: the cancel ends them, FAILED.
-#include <cstdint>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -81,7 +81,7 @@ class LimitEnforcer {
   int stop_fd_ = -1;
   std::atomic<uint64_t> read_gen_{0};  // orders concurrent re-arms
   uint64_t installed_gen_ = 0;         // under arm_mu_
-  std::mutex arm_mu_;  // guards pending_, marks_ and setting the timer
+  std::mutex arm_mu_;                  // guards pending_, marks_ and setting the timer
   // Jobs with a pending action, as of the last re-arm. Task reports re-arm
   // too (through the manager's listener), so the snapshot names every task.
   std::vector<agent::JobRecord> pending_;

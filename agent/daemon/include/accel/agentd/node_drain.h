@@ -29,7 +29,8 @@ class NodeDrainer {
   static constexpr size_t kRemembered = 1024;
   using DrainFn = std::function<Status(const std::string& node, const std::string& reason)>;
   // Told the outcome of each drain, on the worker thread (unset: only logged).
-  using DoneFn = std::function<void(uint32_t job_id, const std::string& node, const Status& outcome)>;
+  using DoneFn =
+      std::function<void(uint32_t job_id, const std::string& node, const Status& outcome)>;
 
   explicit NodeDrainer(DrainFn drain, DoneFn done = {});
   // Drains not yet begun are dropped (and logged); one under way is waited

@@ -20,13 +20,13 @@ namespace accel::agentd {
 
 // The last call to one vendor client (V-IPU controller, appliance).
 struct ControllerCall {
-  std::string name;       // "vipu", "appliance"
-  std::string client;     // the client's describe(), e.g. "vipu at 10.1.2.3:8090"
-  std::string call;       // the last operation, e.g. "create p42"; empty: never called
-  int64_t at_ns = 0;      // when it ended; 0: never called
+  std::string name;    // "vipu", "appliance"
+  std::string client;  // the client's describe(), e.g. "vipu at 10.1.2.3:8090"
+  std::string call;    // the last operation, e.g. "create p42"; empty: never called
+  int64_t at_ns = 0;   // when it ended; 0: never called
   bool ok = false;
-  std::string error;      // why it failed; empty when ok
-  int64_t last_ok_ns = 0; // the last call that succeeded; 0: none yet
+  std::string error;       // why it failed; empty when ok
+  int64_t last_ok_ns = 0;  // the last call that succeeded; 0: none yet
   uint64_t calls = 0;
   uint64_t failures = 0;
 };
@@ -37,8 +37,8 @@ struct TimedError {
 };
 
 struct HealthSnapshot {
-  int64_t config_loaded_ns = 0;  // start, or the last reload that was applied
-  std::string config_error;      // why the last reload was refused; empty: it was not
+  int64_t config_loaded_ns = 0;             // start, or the last reload that was applied
+  std::string config_error;                 // why the last reload was refused; empty: it was not
   std::vector<ControllerCall> controllers;  // by name
   std::vector<TimedError> errors;           // newest last
 };
@@ -85,9 +85,9 @@ class NodeHealth {
 
 // The same client, with every call's outcome noted in `health` ("vipu",
 // "appliance"). A V-IPU "not found" counts as reached. Null stays null.
-std::shared_ptr<ipu::PartitionController> watchCalls(std::shared_ptr<ipu::PartitionController> inner,
-                                                     std::shared_ptr<NodeHealth> health);
-std::shared_ptr<appliance::ApplianceClient> watchCalls(std::shared_ptr<appliance::ApplianceClient> inner,
-                                                       std::shared_ptr<NodeHealth> health);
+std::shared_ptr<ipu::PartitionController> watchCalls(
+    std::shared_ptr<ipu::PartitionController> inner, std::shared_ptr<NodeHealth> health);
+std::shared_ptr<appliance::ApplianceClient> watchCalls(
+    std::shared_ptr<appliance::ApplianceClient> inner, std::shared_ptr<NodeHealth> health);
 
 }  // namespace accel::agentd

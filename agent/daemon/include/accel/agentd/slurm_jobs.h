@@ -39,8 +39,8 @@ Status drainNode(const std::string& node, const std::string& reason);
 // drainNode in a child process (`agentd_path --drain-node NODE REASON`),
 // bounded by `timeout`: libslurm may end its process, and may wait long
 // for a slurmctld that does not answer.
-Status drainNodeIsolated(const std::string& agentd_path, const std::string& node, const std::string& reason,
-                         std::chrono::milliseconds timeout);
+Status drainNodeIsolated(const std::string& agentd_path, const std::string& node,
+                         const std::string& reason, std::chrono::milliseconds timeout);
 
 // The decision of jobPresence from the job_state slurmctld reported (as in
 // slurm_job_info_t), for tests.

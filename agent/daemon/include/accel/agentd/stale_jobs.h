@@ -18,10 +18,10 @@
 namespace accel::agentd {
 
 struct StaleSweep {
-  size_t asked = 0;    // jobs slurmctld was asked about
-  size_t cleaned = 0;  // epilogs finished for jobs that were over
-  size_t failed = 0;   // such epilogs that failed (logged; the record stays)
-  size_t unconfirmed = 0;  // unknown to slurmctld once, then alive (kept)
+  size_t asked = 0;                    // jobs slurmctld was asked about
+  size_t cleaned = 0;                  // epilogs finished for jobs that were over
+  size_t failed = 0;                   // such epilogs that failed (logged; the record stays)
+  size_t unconfirmed = 0;              // unknown to slurmctld once, then alive (kept)
   bool slurmctld_unavailable = false;  // stopped early: slurmctld did not answer
 };
 

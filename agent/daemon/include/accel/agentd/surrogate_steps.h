@@ -31,10 +31,10 @@ struct SurrogateSpec {
 };
 
 struct SurrogateOptions {
-  std::string srun = "srun";     // a path, or a name looked up in PATH
-  std::string accelctl;          // absolute path of the waiter
-  std::string config_path;       // accel.conf, passed to the waiter
-  std::string slurm_conf;        // SLURM_CONF for srun; empty: srun's default
+  std::string srun = "srun";  // a path, or a name looked up in PATH
+  std::string accelctl;       // absolute path of the waiter
+  std::string config_path;    // accel.conf, passed to the waiter
+  std::string slurm_conf;     // SLURM_CONF for srun; empty: srun's default
 };
 
 // Whether this node makes a surrogate step for `job`, an appliance job of
@@ -76,8 +76,8 @@ inline constexpr int64_t kAdoptClockSlackNs = 5'000'000'000;
 
 // Whether `p` is the srun of `spec`'s step that a previous daemon started.
 // Empty when it is, else why not (for the log).
-std::string whyNotSurrogateSrun(const ProcessFacts& p, const SurrogateOptions& options, const SurrogateSpec& spec,
-                                const AdoptCheck& check);
+std::string whyNotSurrogateSrun(const ProcessFacts& p, const SurrogateOptions& options,
+                                const SurrogateSpec& spec, const AdoptCheck& check);
 
 class SurrogateSteps {
  public:

@@ -35,13 +35,13 @@ class TrashRemover {
   };
   // Told the outcome of every tree the thread removed or tried to, on that
   // thread (the daemon logs it).
-  using Report = std::function<void(const std::string& path, const Status& outcome, const RemoveTreeStats& stats,
-                                    std::chrono::milliseconds took)>;
+  using Report = std::function<void(const std::string& path, const Status& outcome,
+                                    const RemoveTreeStats& stats, std::chrono::milliseconds took)>;
 
   // Makes <root>/.trash (mode 0700, this process's user) for each of
   // `roots`, the directories whose entries dispose() is given. No thread yet.
-  static Result<std::unique_ptr<TrashRemover>> create(std::vector<std::string> roots, Options options,
-                                                      Report report = {});
+  static Result<std::unique_ptr<TrashRemover>> create(std::vector<std::string> roots,
+                                                      Options options, Report report = {});
   // Stops the thread within about 1024 entries of the tree under way;
   // the rest stays in the trash for the next process.
   ~TrashRemover();

@@ -17,11 +17,11 @@
 namespace accel::agentd {
 
 struct Vendors {
-  std::string hw_mock_dir;                          // empty: real clients
-  std::optional<VipuConfig> vipu;                   // set when vipu.conf exists
-  std::shared_ptr<ipu::PartitionController> ipu;   // set with vipu
+  std::string hw_mock_dir;                        // empty: real clients
+  std::optional<VipuConfig> vipu;                 // set when vipu.conf exists
+  std::shared_ptr<ipu::PartitionController> ipu;  // set with vipu
   std::shared_ptr<appliance::ApplianceClient> appliance;
-  std::optional<std::string> topology_xml;          // from the mock dir, if any
+  std::optional<std::string> topology_xml;  // from the mock dir, if any
 };
 
 // Errors name the file (vipu.conf problems, a secure config whose key file

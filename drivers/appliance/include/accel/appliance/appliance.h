@@ -29,16 +29,16 @@ bool isFinal(ApplianceState state);
 // of the list are not affected. Such an item has only id (empty when its
 // name was not valid either), slurm_job_id, user and uid set.
 struct ApplianceJob {
-  std::string id;              // e.g. "wsjob-vpd7iavtknrtvgonhe7mog"
-  uint32_t slurm_job_id = 0;   // from the label
+  std::string id;             // e.g. "wsjob-vpd7iavtknrtvgonhe7mog"
+  uint32_t slurm_job_id = 0;  // from the label
   ApplianceState state = ApplianceState::kQueued;
-  uint32_t systems = 0;        // CS-X systems held; 0 for a compile job
-  std::string user;            // owner's name as the appliance reports it; empty: not reported
-  int64_t uid = -1;            // owner's uid as the appliance reports it; -1: not reported
+  uint32_t systems = 0;  // CS-X systems held; 0 for a compile job
+  std::string user;      // owner's name as the appliance reports it; empty: not reported
+  int64_t uid = -1;      // owner's uid as the appliance reports it; -1: not reported
   int64_t create_ns = 0;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  std::string unreadable;      // empty, or why the item could not be read
+  std::string unreadable;  // empty, or why the item could not be read
 };
 
 // At most this many items are read from one listing; a longer one is an

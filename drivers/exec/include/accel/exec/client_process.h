@@ -61,7 +61,8 @@ void setPassedEnvironment(std::vector<std::string> names);
 
 // `text` made fit for a user's eyes: every byte outside printable ASCII
 // becomes '?', each secret becomes "***", and at most `max` bytes are kept.
-std::string sanitizeForUsers(std::string text, const std::vector<std::string>& secrets, size_t max = 300);
+std::string sanitizeForUsers(std::string text, const std::vector<std::string>& secrets,
+                             size_t max = 300);
 
 // The environment a client starts with (without the call's own env), as
 // KEY=VALUE strings: for tests.

@@ -16,8 +16,8 @@ namespace accel::fabric {
 // out; `subnet_length` is the prefix length every address is assigned with
 // (the whole fabric subnet, so that peers on other nodes are on-link).
 struct AddressPool {
-  Ipv4Cidr range;            // canonical network, e.g. 10.9.3.0/26
-  uint8_t subnet_length = 0; // <= range.length, e.g. 16 for 10.9.0.0/16
+  Ipv4Cidr range;             // canonical network, e.g. 10.9.3.0/26
+  uint8_t subnet_length = 0;  // <= range.length, e.g. 16 for 10.9.0.0/16
   // Usable addresses are [first, first + size): the range minus the
   // subnet's network and broadcast addresses where the range holds them
   // (subnets of /30 and wider; a /31 or /32 subnet has neither).
@@ -37,7 +37,7 @@ Result<AddressPool> makeAddressPool(std::string_view range, uint8_t subnet_lengt
 // and carries subnet_length. kConflict naming the range when fewer than
 // `count` are free. The walk stops after at most in_use.size() + count
 // steps, so a /0 range costs nothing. count 0 gives an empty plan.
-Result<std::vector<Ipv4Cidr>> planAddresses(const AddressPool& pool, uint32_t job_id,
-                                            size_t count, const std::vector<uint32_t>& in_use);
+Result<std::vector<Ipv4Cidr>> planAddresses(const AddressPool& pool, uint32_t job_id, size_t count,
+                                            const std::vector<uint32_t>& in_use);
 
 }  // namespace accel::fabric

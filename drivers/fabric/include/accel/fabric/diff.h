@@ -13,9 +13,9 @@ namespace accel::fabric {
 
 // A NIC's state while jobs hold it.
 struct NicTarget {
-  std::optional<uint32_t> mtu;       // none: the MTU is left as it is
-  std::vector<Ipv4Cidr> addresses;   // on the link, with these prefix lengths
-  std::vector<Ipv4Cidr> routes;      // routed through the link
+  std::optional<uint32_t> mtu;      // none: the MTU is left as it is
+  std::vector<Ipv4Cidr> addresses;  // on the link, with these prefix lengths
+  std::vector<Ipv4Cidr> routes;     // routed through the link
 };
 
 // The link change that takes `now` to the target: up, promote_secondaries

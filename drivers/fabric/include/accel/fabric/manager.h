@@ -44,11 +44,11 @@ namespace accel::fabric {
 struct FabricConfig {
   // Fabric interfaces named by the operator; only chooseFabricNics reads it.
   std::vector<std::string> interfaces;
-  uint32_t mtu = 0;           // 0: leave the MTU alone; else 68..65535 (RoCE: 9000)
-  std::string address_range;  // this node's block, e.g. "10.9.0.0/24"; empty: no addresses
-  uint8_t address_prefix = 0; // prefix length addresses get; 0: the range's own
+  uint32_t mtu = 0;                 // 0: leave the MTU alone; else 68..65535 (RoCE: 9000)
+  std::string address_range;        // this node's block, e.g. "10.9.0.0/24"; empty: no addresses
+  uint8_t address_prefix = 0;       // prefix length addresses get; 0: the range's own
   std::vector<std::string> routes;  // networks routed through the NICs, e.g. "10.10.0.0/16"
-  std::string state_dir;      // absolute; made (0700) if missing; holds fabric.json
+  std::string state_dir;            // absolute; made (0700) if missing; holds fabric.json
 };
 
 struct NicFabric {

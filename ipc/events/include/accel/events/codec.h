@@ -60,7 +60,14 @@ Result<Ack> decodeAck(std::span<const uint8_t> bytes);
 Result<Header> peekHeader(std::span<const uint8_t> bytes);
 
 // The aggregator's refusal of one frame (events.fbs, Nack).
-enum class NackReason : uint8_t { kUnreadable, kOversized, kInvalid, kNodeMismatch, kNotOnJob, kKeyRevoked };
+enum class NackReason : uint8_t {
+  kUnreadable,
+  kOversized,
+  kInvalid,
+  kNodeMismatch,
+  kNotOnJob,
+  kKeyRevoked
+};
 const char* nackReasonName(NackReason reason);  // "unreadable", "oversized", ...
 
 struct Nack {

@@ -18,14 +18,21 @@ namespace accel::event {
 // In the order of the schema's enums (the values are the wire values).
 enum class JobResult : uint8_t { kOk = 0, kFailed, kTimeLimit, kCancelled };
 enum class Priority : uint8_t { kLifecycle = 0, kTelemetry };
-enum class ApplianceState : uint8_t { kQueued = 0, kRunning, kSucceeded, kFailed, kCancelled, kUnknown };
+enum class ApplianceState : uint8_t {
+  kQueued = 0,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kCancelled,
+  kUnknown
+};
 
 struct PrologStarted {
   uint32_t job_id = 0;
   uint32_t uid = 0;
   std::string user{};
-  std::string node_list{};  // SLURM_NODELIST
-  uint32_t node_count = 0;  // 0: unknown (the summary is then written after the first epilog)
+  std::string node_list{};     // SLURM_NODELIST
+  uint32_t node_count = 0;     // 0: unknown (the summary is then written after the first epilog)
   uint32_t restart_count = 0;  // runs before this one (the job was requeued)
   bool operator==(const PrologStarted&) const = default;
 };

@@ -38,10 +38,10 @@ inline constexpr uint64_t kMaxHeldEvents = 100000;
 inline constexpr uint64_t kMaxHeldBytes = 64ull << 20;  // encoded envelope bytes
 
 struct OutboxOptions {
-  std::string node;        // this node's name (as Slurm knows it)
+  std::string node;  // this node's name (as Slurm knows it)
   std::string spool_dir;
   uint64_t spool_max_bytes = kDefaultSpoolMaxBytes;
-  std::string endpoint;    // "tcp://host:port" or "ipc:///path"; empty: spool only, never send
+  std::string endpoint;  // "tcp://host:port" or "ipc:///path"; empty: spool only, never send
   std::string server_public_key;  // Z85 key of the aggregator
   CurveKeyPair client_keys;       // this node's key pair (loadSecretKey)
   // The link to the aggregator. After a lost link or a failed attempt the
@@ -52,8 +52,8 @@ struct OutboxOptions {
   std::chrono::milliseconds reconnect_max{30000};
   std::chrono::milliseconds attempt_timeout{20000};
   // ZMTP heartbeats: a PING every ping_interval (0: none); a link on which
-  // nothing came for ping_timeout after one is closed. TCP keepalive probes after tcp_keepalive idle (0:
-  // the system's default); both only for tcp:// endpoints' sake, harmless on ipc://.
+  // nothing came for ping_timeout after one is closed. TCP keepalive probes after tcp_keepalive
+  // idle (0: the system's default); both only for tcp:// endpoints' sake, harmless on ipc://.
   std::chrono::milliseconds ping_interval{10000};
   std::chrono::milliseconds ping_timeout{30000};
   std::chrono::seconds tcp_keepalive{60};
@@ -85,19 +85,19 @@ struct OutboxStats {
   uint64_t acked = 0;          // events released by acknowledgements
   uint64_t dropped_telemetry = 0;
   uint64_t dropped_lifecycle = 0;  // lost: the hold was full, or still held at shutdown
-  uint64_t held = 0;           // lifecycle events waiting in memory for spool space
+  uint64_t held = 0;               // lifecycle events waiting in memory for spool space
   uint64_t held_bytes = 0;
-  uint64_t held_total = 0;     // lifecycle events that ever had to wait
+  uint64_t held_total = 0;        // lifecycle events that ever had to wait
   uint64_t lost_at_shutdown = 0;  // of dropped_lifecycle: held when the outbox stopped
-  uint64_t recovered = 0;      // events found in the spool at start
+  uint64_t recovered = 0;         // events found in the spool at start
   uint64_t recovery_dropped_bytes = 0;
-  uint64_t reconnects = 0;     // connections lost
-  uint64_t attempts = 0;       // connection attempts made (the first one included)
-  uint64_t io_errors = 0;      // spool read or sync failures in the sender
-  uint64_t refused = 0;        // frames the aggregator refused (Nack)
-  uint64_t syncs = 0;          // fdatasyncs of the spool (appends share them)
+  uint64_t reconnects = 0;       // connections lost
+  uint64_t attempts = 0;         // connection attempts made (the first one included)
+  uint64_t io_errors = 0;        // spool read or sync failures in the sender
+  uint64_t refused = 0;          // frames the aggregator refused (Nack)
+  uint64_t syncs = 0;            // fdatasyncs of the spool (appends share them)
   uint64_t slowest_sync_us = 0;  // the longest of them: how long the disk held events back
-  bool link_up = false;        // CURVE handshake done, connection alive
+  bool link_up = false;          // CURVE handshake done, connection alive
 };
 
 // One line for STATUS= and logs: "events: link up, backlog 3, sent 120, ...",
@@ -142,7 +142,8 @@ class Outbox {
     uint64_t bytes = 0;
   };
   explicit Outbox(OutboxOptions options);
-  Result<Appended> appendLocked(const Header& header, Priority priority, const std::vector<uint8_t>& bytes);
+  Result<Appended> appendLocked(const Header& header, Priority priority,
+                                const std::vector<uint8_t>& bytes);
   Status holdLocked(const Event& event, const Header& header, uint64_t bytes);
   void drainHeldLocked();
   void retryLoop();

@@ -71,6 +71,7 @@ Result<JobEnvOptions> readJobEnv(const JobEnvLookup& lookup, const SiteLimits& l
 // `accel_conf_path`), MaxIpusPerJob of the vipu.conf beside it. vipu.conf is
 // read only when `want_ipus`; a missing or unreadable one gives
 // kNodeIpusWithoutVipuConf (the daemon judges such a node, not the job).
-SiteLimits nodeSiteLimits(const AccelConfig& config, const std::string& accel_conf_path, bool want_ipus);
+SiteLimits nodeSiteLimits(const AccelConfig& config, const std::string& accel_conf_path,
+                          bool want_ipus);
 
 }  // namespace accel::spank

@@ -51,11 +51,11 @@
 #include <vector>
 
 #include "accel/aggregator/admin_comment.h"
-#include "accel/aggregator/slurmdb_accounting.h"
 #include "accel/common/clock.h"
 #include "accel/common/safe_file.h"
 #include "accel/events/curve_keys.h"
 #include "accel/events/outbox.h"
+#include "accel/slurm/slurmdb_accounting.h"
 #include "process_util.h"
 #include "sim_node.h"
 
@@ -208,7 +208,7 @@ class Bench {
     std::ifstream in(o_.jobs_file);
     for (uint32_t id; in >> id;) jobs_.push_back(id);
     if (jobs_.empty()) die("no job ids in " + o_.jobs_file);
-    accounting_ = std::make_unique<accel::aggregator::SlurmdbAccounting>(o_.cluster, o_.slurm_conf);
+    accounting_ = std::make_unique<accel::slurm::SlurmdbAccounting>(o_.cluster, o_.slurm_conf);
   }
 
   int run() {
@@ -445,7 +445,7 @@ class Bench {
 
   Options o_;
   std::vector<uint32_t> jobs_;
-  std::unique_ptr<accel::aggregator::SlurmdbAccounting> accounting_;
+  std::unique_ptr<accel::slurm::SlurmdbAccounting> accounting_;
   std::string dir_, endpoint_;
   uint16_t metrics_port_ = 0;
 };

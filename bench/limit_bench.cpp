@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
+#include "accel/common/proc_stat.h"
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
-#include "accel/spank/proc_stat.h"
 #include "process_harness.h"
 
 namespace {
@@ -79,7 +79,7 @@ bool send(const std::string& socket, flatbuffers::FlatBufferBuilder& fbb) {
 
 bool startStepAndTask(const std::string& socket, uint32_t job, pid_t pid) {
   namespace fb = accel::control;
-  auto ticks = accel::spank::readStartTicks(pid);
+  auto ticks = accel::readStartTicks(pid);
   if (!ticks.ok()) return false;
   flatbuffers::FlatBufferBuilder step;
   step.Finish(

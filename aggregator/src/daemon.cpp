@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #include "accel/aggregator/allow_list.h"
@@ -15,7 +16,6 @@
 #include "accel/aggregator/comment_writer.h"
 #include "accel/aggregator/notify.h"
 #include "accel/aggregator/server.h"
-#include "accel/aggregator/slurmdb_accounting.h"
 #include "accel/common/clock.h"
 #include "accel/common/log.h"
 #include "accel/common/metrics_http.h"
@@ -43,15 +43,15 @@ std::string statusLine(const Metrics& m) {
 
 // Runs the comment writer until `stop`; logs each failing job once per
 // change of its error text so an outage does not flood the journal.
-void commentLoop(const AggregatorConfig& c, Metrics& metrics, const std::atomic<bool>& stop) {
+void commentLoop(const AggregatorConfig& c, const AccountingFactory& make_accounting,
+                 Metrics& metrics, const std::atomic<bool>& stop) {
   auto store = Store::open(c.database, Store::Mode::kReadWrite, storeSync(c));
   if (!store.ok()) {
     log::error("comments: database: " + store.error().message());
     return;
   }
-  SlurmdbAccounting accounting(c.cluster_name, c.slurm_conf.value_or(""),
-                               int(c.comment_connections));
-  CommentWriter writer(**store, accounting, metrics,
+  std::unique_ptr<Accounting> accounting = make_accounting(c);
+  CommentWriter writer(**store, *accounting, metrics,
                        {.writes_per_second = double(c.comment_writes_per_second),
                         .batch_size = int(c.comment_batch_size)},
                        wallNs);
@@ -135,7 +135,7 @@ uint64_t raiseDescriptorLimit() {
   return static_cast<uint64_t>(fd.rlim_cur);
 }
 
-int runDaemon(const AggregatorConfig& c) {
+int runDaemon(const AggregatorConfig& c, const AccountingFactory& make_accounting) {
   sigset_t sigs;
   sigemptyset(&sigs);
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&sigs, s);
@@ -166,7 +166,8 @@ int runDaemon(const AggregatorConfig& c) {
 
   std::atomic<bool> stop{false};
   std::thread comments;
-  if (c.write_comments) comments = std::thread([&] { commentLoop(c, metrics, stop); });
+  if (c.write_comments)
+    comments = std::thread([&] { commentLoop(c, make_accounting, metrics, stop); });
 
   const uint64_t fd_limit = raiseDescriptorLimit();
   log::info("started: listening on " + c.listen +

@@ -4,11 +4,13 @@
 // --check-config [--config FILE]
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "accel/aggregator/cli.h"
 #include "accel/common/log.h"
+#include "accel/slurm/slurmdb_accounting.h"
 
 namespace {
 
@@ -143,5 +145,9 @@ int main(int argc, char** argv) {
       accel::log::Level::kError, accel::log::Level::kWarning, accel::log::Level::kInfo,
       accel::log::Level::kDebug};
   accel::log::init("accel-aggregatord", kLevels[static_cast<int>(config->log_level)]);
-  return accel::aggregator::runDaemon(*config);
+  // The one place the real accounting adapter (libslurmdb) is wired in.
+  return accel::aggregator::runDaemon(*config, [](const AggregatorConfig& c) {
+    return std::make_unique<accel::slurm::SlurmdbAccounting>(
+        c.cluster_name, c.slurm_conf.value_or(""), int(c.comment_connections));
+  });
 }

@@ -13,9 +13,9 @@
 #include <cstring>
 #include <thread>
 
+#include "accel/common/proc_stat.h"
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
-#include "accel/spank/proc_stat.h"
 #include "process_harness.h"
 
 namespace accel::testing {
@@ -115,7 +115,7 @@ class LimitProcessTest : public ::testing::Test {
   }
   void reportTask(uint32_t job, uint32_t step, pid_t pid, uint64_t ticks = 0) {
     if (ticks == 0) {
-      auto t = spank::readStartTicks(pid);
+      auto t = readStartTicks(pid);
       ASSERT_TRUE(t.ok());
       ticks = *t;
     }

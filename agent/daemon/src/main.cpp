@@ -1,13 +1,17 @@
 // accel-agentd: parses flags and runs the daemon; nothing else lives here.
+// The composition root: the one file that wires in an adapter from slurm/
+// (libslurm, asked only in the child processes of --job-presence and
+// --drain-node).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "accel/agentd/daemon.h"
-#include "accel/agentd/slurm_jobs.h"
+#include "accel/agentd/slurmctld.h"
 #include "accel/common/config.h"
 #include "accel/common/log.h"
+#include "accel/slurm/jobs.h"
 #include "accel/topology/loader.h"
 #include "accel/topology/render.h"
 
@@ -72,14 +76,14 @@ int printTopology(int argc, char** argv) {
 // --job-presence JOB: "alive" or "gone", as slurmctld sees the job. The
 // daemon runs this in a child process: libslurm ends the process on a
 // configuration it cannot read, which must never be the daemon's own.
-int printJobPresence(int argc, char** argv) {
+int printJobPresence(accel::agentd::Slurmctld& slurmctld, int argc, char** argv) {
   char* end = nullptr;
   unsigned long id = argc == 3 ? std::strtoul(argv[2], &end, 10) : 0;
   if (id == 0 || id > 0xffffffffUL || *end != '\0') {
     std::fprintf(stderr, "accel-agentd: --job-presence needs a job id\n");
     return 2;
   }
-  auto p = accel::agentd::jobPresence(static_cast<uint32_t>(id));
+  auto p = slurmctld.jobPresence(static_cast<uint32_t>(id));
   if (!p.ok()) {
     std::fprintf(stderr, "accel-agentd: %s\n", p.error().message().c_str());
     return 1;
@@ -91,12 +95,12 @@ int printJobPresence(int argc, char** argv) {
 
 // --drain-node NODE REASON: drains NODE in slurmctld with REASON; run in a
 // child process like --job-presence, when a prolog finds a configuration fault.
-int drainNodeCommand(int argc, char** argv) {
+int drainNodeCommand(accel::agentd::Slurmctld& slurmctld, int argc, char** argv) {
   if (argc != 4 || argv[2][0] == '\0' || argv[3][0] == '\0') {
     std::fprintf(stderr, "accel-agentd: --drain-node needs a node name and a reason\n");
     return 2;
   }
-  auto s = accel::agentd::drainNode(argv[2], argv[3]);
+  auto s = slurmctld.drainNode(argv[2], argv[3]);
   if (!s.ok()) {
     std::fprintf(stderr, "accel-agentd: %s\n", s.error().message().c_str());
     return 1;
@@ -106,8 +110,11 @@ int drainNodeCommand(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--print-topology") == 0) return printTopology(argc, argv);
-  if (argc >= 2 && std::strcmp(argv[1], "--job-presence") == 0) return printJobPresence(argc, argv);
-  if (argc >= 2 && std::strcmp(argv[1], "--drain-node") == 0) return drainNodeCommand(argc, argv);
+  accel::slurm::LibslurmSlurmctld slurmctld;
+  if (argc >= 2 && std::strcmp(argv[1], "--job-presence") == 0)
+    return printJobPresence(slurmctld, argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "--drain-node") == 0)
+    return drainNodeCommand(slurmctld, argc, argv);
   accel::log::init("accel-agentd", accel::log::Level::kInfo);
   accel::agentd::DaemonOptions opts;
   for (int i = 1; i < argc; ++i) {

@@ -1,52 +1,11 @@
 #include "accel/agentd/slurm_jobs.h"
 
-#include <slurm/slurm_errno.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <mutex>
 #include <string>
-#include <utility>
 
 #include "accel/exec/client_process.h"
-#include "accel/slurm/slurm_compat.h"
 
 namespace accel::agentd {
 namespace {
-
-// libslurm keeps process-wide state (its config, the auth plugin): one call at a time.
-std::mutex& slurmMutex() {
-  static std::mutex mu;
-  return mu;
-}
-
-void initSlurm() {
-  static std::once_flag init;
-  std::call_once(init, [] { slurm_init(nullptr); });
-}
-
-// Loads one job from slurmctld and hands it to `use` (under the lock, before
-// the message is freed). kNotFound for a job slurmctld does not know,
-// kUnavailable when it cannot answer.
-template <typename F>
-auto withJob(uint32_t job_id, F use)
-    -> Result<decltype(use(std::declval<const slurm_job_info_t&>()))> {
-  std::lock_guard<std::mutex> g(slurmMutex());
-  initSlurm();
-  job_info_msg_t* msg = nullptr;
-  if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
-    int err = errno;
-    ErrorCode code = err == ESLURM_INVALID_JOB_ID ? ErrorCode::kNotFound : ErrorCode::kUnavailable;
-    return Error(code, "slurmctld: job " + std::to_string(job_id) + ": " + slurm_strerror(err));
-  }
-  if (msg == nullptr || msg->record_count == 0) {
-    slurm_free_job_info_msg(msg);
-    return Error(ErrorCode::kNotFound, "slurmctld: job " + std::to_string(job_id) + " not found");
-  }
-  auto out = use(msg->job_array[0]);
-  slurm_free_job_info_msg(msg);
-  return out;
-}
 
 // Runs `agentd_path FLAG JOB` (a libslurm question asked in a child, which
 // libslurm may end) and returns what it printed. `what` names the question
@@ -68,25 +27,6 @@ Result<std::string> askChild(const std::string& agentd_path, const char* flag, u
 
 }  // namespace
 
-JobPresence presenceFromState(uint32_t job_state) {
-  if ((job_state & JOB_COMPLETING) != 0) return JobPresence::kAlive;
-  switch (job_state & JOB_STATE_BASE) {
-    case JOB_RUNNING:
-    case JOB_SUSPENDED:
-      return JobPresence::kAlive;
-    default:
-      // Pending again (requeued) or ended: nothing of it runs here any more.
-      return JobPresence::kGone;
-  }
-}
-
-Result<JobPresence> jobPresence(uint32_t job_id) {
-  auto p =
-      withJob(job_id, [](const slurm_job_info_t& j) { return presenceFromState(j.job_state); });
-  if (!p.ok() && p.error().code() == ErrorCode::kNotFound) return JobPresence::kUnknown;
-  return p;
-}
-
 Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t job_id,
                                         std::chrono::milliseconds timeout) {
   auto out = askChild(agentd_path, "--job-presence", job_id, "presence", timeout);
@@ -95,26 +35,6 @@ Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t
   if (*out == "gone\n") return JobPresence::kGone;
   if (*out == "unknown\n") return JobPresence::kUnknown;
   return Error(ErrorCode::kParse, "presence of job " + std::to_string(job_id) + ": bad answer");
-}
-
-Status drainNode(const std::string& node, const std::string& reason) {
-  std::lock_guard<std::mutex> g(slurmMutex());
-  initSlurm();
-  update_node_msg_t msg;
-  slurm_init_update_node_msg(&msg);
-  std::string names = node;
-  std::string why = reason;
-  msg.node_names = names.data();
-  msg.node_state = NODE_STATE_DRAIN;
-  msg.reason = why.data();
-  msg.reason_uid = getuid();
-  if (slurm_update_node(&msg) == SLURM_SUCCESS) return okStatus();
-  int err = errno;
-  ErrorCode code = err == ESLURM_INVALID_NODE_NAME ? ErrorCode::kNotFound
-                   : err == ESLURM_USER_ID_MISSING || err == ESLURM_ACCESS_DENIED
-                       ? ErrorCode::kPermissionDenied
-                       : ErrorCode::kUnavailable;
-  return Error(code, "slurmctld: drain " + node + ": " + slurm_strerror(err));
 }
 
 Status drainNodeIsolated(const std::string& agentd_path, const std::string& node,

@@ -4,13 +4,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "accel/spank/proc_stat.h"
+#include "accel/common/proc_stat.h"
 
 namespace accel::agentd {
 namespace {
 
 bool sameProcess(const agent::TaskRef& task) {
-  auto ticks = spank::readStartTicks(task.pid);
+  auto ticks = readStartTicks(task.pid);
   return ticks.ok() && *ticks == task.start_ticks;
 }
 

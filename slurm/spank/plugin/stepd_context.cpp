@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "accel/common/proc_stat.h"
 #include "accel/spank/daemon_client.h"
 #include "accel/spank/daemon_messages.h"
-#include "accel/spank/proc_stat.h"
 #include "accel/spank/site_config.h"
 #include "accel/spank/step_logic.h"
 #include "plugin_state.h"

@@ -1,7 +1,6 @@
 #include "accel/agentd/stale_jobs.h"
 
 #include <gtest/gtest.h>
-#include <slurm/slurm.h>
 #include <sys/stat.h>
 
 #include <map>
@@ -9,6 +8,7 @@
 #include "accel/agent/job_dir_step.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
+#include "temp_dir.h"
 #include "test_inventory.h"
 
 namespace accel::agentd {
@@ -16,27 +16,9 @@ namespace {
 
 namespace fb = accel::control;
 
-TEST(JobPresence, OnlyAnEndedJobThatIsNotCompletingIsGone) {
-  EXPECT_EQ(presenceFromState(JOB_RUNNING), JobPresence::kAlive);
-  EXPECT_EQ(presenceFromState(JOB_RUNNING | JOB_CONFIGURING), JobPresence::kAlive);
-  EXPECT_EQ(presenceFromState(JOB_SUSPENDED), JobPresence::kAlive);
-  // Completing: slurmd has yet to run the epilogs, ours among them.
-  EXPECT_EQ(presenceFromState(JOB_COMPLETE | JOB_COMPLETING), JobPresence::kAlive);
-  EXPECT_EQ(presenceFromState(JOB_CANCELLED | JOB_COMPLETING), JobPresence::kAlive);
-  EXPECT_EQ(presenceFromState(JOB_COMPLETE), JobPresence::kGone);
-  EXPECT_EQ(presenceFromState(JOB_CANCELLED), JobPresence::kGone);
-  EXPECT_EQ(presenceFromState(JOB_FAILED), JobPresence::kGone);
-  EXPECT_EQ(presenceFromState(JOB_TIMEOUT), JobPresence::kGone);
-  EXPECT_EQ(presenceFromState(JOB_NODE_FAIL), JobPresence::kGone);
-  EXPECT_EQ(presenceFromState(JOB_PENDING), JobPresence::kGone);  // requeued
-}
-
 class StaleJobsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/accel-stale-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
     ASSERT_TRUE(makeDirectory(root_ + "/jobs", 0755).ok());
     agent::Inventory inv = accel::agentd::testing::twoGpuInventory();
     std::vector<std::unique_ptr<agent::JobStep>> steps;
@@ -49,7 +31,7 @@ class StaleJobsTest : public ::testing::Test {
     ctx_.version = "test";
     ctx_.emit = [this](const event::Event& e) { events_.push_back(e); };
   }
-  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
 
   void prolog(uint32_t job, const char* gpus) {
     flatbuffers::FlatBufferBuilder fbb;
@@ -71,7 +53,8 @@ class StaleJobsTest : public ::testing::Test {
     return ids;
   }
 
-  std::string root_;
+  support::TempDir tmp_{"accel-stale"};
+  std::string root_ = tmp_.path();
   std::unique_ptr<agent::JobManager> manager_;
   HandlerContext ctx_;
   std::vector<event::Event> events_;

@@ -9,18 +9,16 @@
 #include <cstdlib>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace accel {
 namespace {
 
 class SafeFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-safe-file-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { ASSERT_TRUE(removeTree(dir_).ok()); }
-  std::string dir_;
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
+  support::TempDir tmp_{"accel-safe-file"};
+  std::string dir_ = tmp_.path();
 };
 
 mode_t modeOf(const std::string& p) {

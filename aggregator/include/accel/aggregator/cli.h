@@ -1,17 +1,25 @@
 #pragma once
 // Entry points of accel-aggregatord's verbs; main() only dispatches.
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "accel/aggregator/accounting.h"
 #include "accel/aggregator/config.h"
 #include "accel/aggregator/store.h"
 
 namespace accel::aggregator {
 
+// Makes the accounting the comment writer uses; called once, on the comment
+// writer's thread. The entry point passes slurmdbd's (slurm/accounting/),
+// so this library never links libslurm.
+using AccountingFactory = std::function<std::unique_ptr<Accounting>(const AggregatorConfig&)>;
+
 // The daemon: returns the process exit status.
-int runDaemon(const AggregatorConfig& config);
+int runDaemon(const AggregatorConfig& config, const AccountingFactory& make_accounting);
 
 struct EventsQuery {
   std::string database;

@@ -1,6 +1,6 @@
 /* What differs between the libslurm versions accel-agent builds against:
  * Debian 12's 22.05 and Debian 13's 24.11. Every version check of the
- * sources is here; code below slurm/, agent/ and aggregator/ that calls
+ * sources is here; code below slurm/ (and its tests) that calls
  * libslurm includes this instead of <slurm/slurm.h>. C and C++.
  *
  * - Lists: 22.05 has only the pointer typedefs `List` and `ListIterator`;

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "accel/agentd/control_handler.h"
-#include "accel/agentd/slurm_jobs.h"
+#include "accel/agentd/slurmctld.h"
 #include "accel/common/result.h"
 
 namespace accel::agentd {

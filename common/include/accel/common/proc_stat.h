@@ -1,6 +1,8 @@
 #pragma once
 // The start time of a process, from /proc/PID/stat. With the pid it names one
-// process for good: a later process that reuses the pid starts later.
+// process for good: a later process that reuses the pid starts later. Used by
+// the SPANK plugin (it reports each task's) and by accel-agentd (it checks a
+// task is still the one reported before signalling it).
 #include <sys/types.h>
 
 #include <cstdint>
@@ -9,7 +11,7 @@
 
 #include "accel/common/result.h"
 
-namespace accel::spank {
+namespace accel {
 
 // Field 22 (starttime, in clock ticks since boot) of the text of a
 // /proc/PID/stat file. The second field is the command name in parentheses,
@@ -21,4 +23,4 @@ Result<std::uint64_t> parseStartTicks(std::string_view stat);
 // gone. `proc_root` is a setting so tests can point it at a fixture tree.
 Result<std::uint64_t> readStartTicks(pid_t pid, const std::string& proc_root = "/proc");
 
-}  // namespace accel::spank
+}  // namespace accel

@@ -1,16 +1,17 @@
 #pragma once
-// Accounting through libslurmdb (slurmdbd), the only path that can change a
-// job that has already finished (ARCHITECTURE.md §7). No Slurm header leaks
-// out of this adapter.
+// The aggregator's Accounting (accel/aggregator/accounting.h) through
+// libslurmdb (slurmdbd), the only path that can change a job that has already
+// finished (ARCHITECTURE.md §7). No Slurm header leaks out of this adapter;
+// only accel-aggregatord's entry point (and the accounting bench) link it.
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "accel/aggregator/accounting.h"
 
-namespace accel::aggregator {
+namespace accel::slurm {
 
-class SlurmdbAccounting : public Accounting {
+class SlurmdbAccounting : public aggregator::Accounting {
  public:
   // `cluster`: ClusterName of slurm.conf; nullopt: asked from slurmctld on
   // first use. `slurm_conf`: path of slurm.conf, empty for Slurm's default.
@@ -19,9 +20,10 @@ class SlurmdbAccounting : public Accounting {
                     int connections = 1);
   ~SlurmdbAccounting() override;
 
-  Result<std::map<uint32_t, AccountedJob>> adminComments(
+  Result<std::map<uint32_t, aggregator::AccountedJob>> adminComments(
       const std::vector<uint32_t>& job_ids) override;
-  std::vector<Status> setAdminComments(const std::vector<CommentUpdate>& updates) override;
+  std::vector<Status> setAdminComments(
+      const std::vector<aggregator::CommentUpdate>& updates) override;
 
  private:
   Result<std::string> cluster();
@@ -30,4 +32,4 @@ class SlurmdbAccounting : public Accounting {
   int connections_ = 1;
 };
 
-}  // namespace accel::aggregator
+}  // namespace accel::slurm

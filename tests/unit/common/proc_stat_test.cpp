@@ -1,4 +1,4 @@
-#include "accel/spank/proc_stat.h"
+#include "accel/common/proc_stat.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-namespace accel::spank {
+namespace accel {
 namespace {
 
 // A real line (bash on Debian 12) with starttime 437616 in field 22.
@@ -60,7 +60,7 @@ TEST(ParseStartTicks, TruncatedAndGarbage) {
 
 TEST(ReadStartTicks, FixtureTree) {
   std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("spank-proc-" + std::to_string(getpid()));
+      std::filesystem::temp_directory_path() / ("proc-stat-" + std::to_string(getpid()));
   std::filesystem::create_directories(root / "42");
   std::ofstream(root / "42" / "stat") << withComm("my (weird) task");
   std::filesystem::create_directories(root / "43");
@@ -91,4 +91,4 @@ TEST(ReadStartTicks, ThisProcessIsStableAndBeforeNow) {
 }
 
 }  // namespace
-}  // namespace accel::spank
+}  // namespace accel

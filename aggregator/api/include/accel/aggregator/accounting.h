@@ -1,7 +1,9 @@
 #pragma once
 // The seam to Slurm accounting: read and replace finished jobs'
-// AdminComments, a batch at a time. SlurmdbAccounting (slurmdb_accounting.h)
-// talks to slurmdbd; FakeAccounting (fake_accounting.h) holds the comments in
+// AdminComments, a batch at a time. A target of its own (accel_aggregator_api)
+// without any Slurm header: the aggregator codes against it, and
+// slurm::SlurmdbAccounting (slurm/accounting/) implements it over slurmdbd;
+// FakeAccounting (tests/support/fake_accounting.h) holds the comments in
 // memory for tests.
 #include <cstdint>
 #include <map>

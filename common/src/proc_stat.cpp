@@ -1,13 +1,13 @@
-#include "accel/spank/proc_stat.h"
+#include "accel/common/proc_stat.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <charconv>
 
-#include "accel/spank/option_values.h"
-
-namespace accel::spank {
+namespace accel {
 namespace {
 
 // starttime is field 22; fields after the command name start at 3 (state).
@@ -17,6 +17,15 @@ constexpr int kFirstFieldAfterComm = 3;
 constexpr std::size_t kMaxStatBytes = 4096;
 
 Error malformed(const std::string& why) { return Error(ErrorCode::kParse, "/proc stat: " + why); }
+
+// Digits only, at most UINT64_MAX: no sign, no space, not empty.
+bool parseDigits(std::string_view text, std::uint64_t* out) {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (std::isdigit(static_cast<unsigned char>(c)) == 0) return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
 
 }  // namespace
 
@@ -34,10 +43,9 @@ Result<std::uint64_t> parseStartTicks(std::string_view stat) {
     std::string_view value = rest.substr(0, end);
     ++field;
     if (field == kStartTimeField) {
-      ParsedNumber n = parseWholeNumber(value, UINT64_MAX);
-      if (n.problem != NumberProblem::kNone || value.empty())
-        return malformed("starttime is not a number");
-      return n.value;
+      std::uint64_t ticks = 0;
+      if (!parseDigits(value, &ticks)) return malformed("starttime is not a number");
+      return ticks;
     }
     if (end == std::string_view::npos || rest[end] == '\n') break;
     rest.remove_prefix(end);
@@ -76,4 +84,4 @@ Result<std::uint64_t> readStartTicks(pid_t pid, const std::string& proc_root) {
   return ticks;
 }
 
-}  // namespace accel::spank
+}  // namespace accel

@@ -2,7 +2,7 @@
 // with NO_VAL step fields, the cluster name, JOBCOND_FLAG_NO_DEFAULT_USAGE and
 // db_flags = SLURMDB_JOB_FLAG_NOTSET (without which slurmdbd silently changes
 // nothing), then slurmdb_job_modify and commit.
-#include "accel/aggregator/slurmdb_accounting.h"
+#include "accel/slurm/slurmdb_accounting.h"
 
 #include <slurm/slurmdb.h>
 
@@ -21,7 +21,10 @@
 extern "C" slurmdb_job_rec_t* slurmdb_create_job_rec(void);
 extern "C" void slurmdb_destroy_job_rec(void* object);
 
-namespace accel::aggregator {
+namespace accel::slurm {
+
+using aggregator::AccountedJob;
+using aggregator::CommentUpdate;
 namespace {
 
 std::once_flag g_init;
@@ -196,4 +199,4 @@ std::vector<Status> SlurmdbAccounting::setAdminComments(const std::vector<Commen
   return out;
 }
 
-}  // namespace accel::aggregator
+}  // namespace accel::slurm

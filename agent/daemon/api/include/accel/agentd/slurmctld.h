@@ -1,0 +1,38 @@
+#pragma once
+// What the agent asks of slurmctld, as an interface without any Slurm
+// header: whether a job still lives, and draining the node. The real one is
+// slurm::LibslurmSlurmctld (slurm/jobs/), which only accel-agentd's entry
+// point links; the daemon reaches it through a child process
+// (accel/agentd/slurm_jobs.h), since libslurm may end the process it runs in.
+#include <cstdint>
+#include <string>
+
+#include "accel/common/result.h"
+
+namespace accel::agentd {
+
+// Whether a job the agent holds a record of still lives, as slurmctld sees
+// it. kGone only on a definite answer: slurmctld no longer knows the job, or
+// the job has ended (or was requeued) and is not completing. A completing job
+// is kAlive: its epilog is still to come. (A job requeued and already running
+// again elsewhere counts as alive; the node name the agent knows need not be
+// Slurm's, and a wrong "gone" would tear down a running job.)
+// kUnknown: slurmctld answered "invalid job id". A slurmctld that lost its
+// state (or a confused one) says that of running jobs too, so the answer
+// alone never ends a job: the sweep asks again later (stale_jobs.h).
+enum class JobPresence { kAlive, kGone, kUnknown };
+
+class Slurmctld {
+ public:
+  virtual ~Slurmctld() = default;
+  // Errors: kUnavailable when slurmctld cannot answer.
+  virtual Result<JobPresence> jobPresence(uint32_t job_id) = 0;
+  // Drains `node` with `reason` (as root or SlurmUser; the reason's user is
+  // this process's). A node already drained keeps draining, with this
+  // reason. Errors: kUnavailable when slurmctld cannot answer,
+  // kPermissionDenied when it refuses the caller, kNotFound for a node it
+  // does not know, else kUnavailable.
+  virtual Status drainNode(const std::string& node, const std::string& reason) = 0;
+};
+
+}  // namespace accel::agentd

@@ -13,15 +13,13 @@
 
 #include "accel/aggregator/server.h"
 #include "accel/common/safe_file.h"
+#include "temp_dir.h"
 
 namespace accel::bench {
 
 class InProcessAggregator {
  public:
   explicit InProcessAggregator(const std::vector<std::string>& nodes) {
-    char tmpl[] = "/tmp/accel-event-bench-XXXXXX";
-    if (!mkdtemp(tmpl)) std::abort();
-    dir_ = tmpl;
     (void)makeDirectory(dir_ + "/nodes", 0755);
     server_keys_ = *event::generateCurveKeyPair();
     for (const auto& n : nodes) {
@@ -48,7 +46,7 @@ class InProcessAggregator {
     server_.reset();
     ingestor_.reset();
     store_.reset();
-    (void)removeTree(dir_);
+    (void)tmp_.remove();
   }
   std::string endpoint() const { return "ipc://" + dir_ + "/agg.sock"; }
   const std::string& dir() const { return dir_; }
@@ -57,7 +55,8 @@ class InProcessAggregator {
   const aggregator::Metrics& metrics() const { return metrics_; }
 
  private:
-  std::string dir_;
+  support::TempDir tmp_{"accel-event-bench"};
+  std::string dir_ = tmp_.path();
   event::CurveKeyPair server_keys_;
   std::vector<event::CurveKeyPair> node_keys_;
   aggregator::Metrics metrics_;

@@ -22,6 +22,7 @@
 #include "accel/common/safe_file.h"
 #include "accel/fabric/manager.h"
 #include "accel/fabric/netlink_links.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -107,13 +108,12 @@ int main(int argc, char** argv) {
     const std::string peer = "p" + std::to_string(i);
     if (!shell("ip link add " + kNics[i] + " type veth peer name " + peer)) return 1;
   }
-  char dir[] = "/tmp/fabric-bench-XXXXXX";
-  if (mkdtemp(dir) == nullptr) return 1;
+  accel::support::TempDir dir("fabric-bench");
   FabricConfig config;
   config.mtu = 9000;
   config.address_range = "10.9.0.0/24";
   config.routes = {"10.10.0.0/16"};
-  config.state_dir = std::string(dir) + "/state";
+  config.state_dir = dir.file("state");
   auto links = NetlinkLinks::open();
   auto manager = links.ok() ? FabricManager::open(config, std::move(*links))
                             : accel::Result<std::unique_ptr<FabricManager>>(links.error());
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
   out["shared"] = holder.ok() ? timeJobs(**manager, 2000, jobs) : json(nullptr);
   if (!(*manager)->tearDown(1).ok()) out["shared"] = nullptr;
   out["baseline_ip_commands"] = timeIpCommands(jobs);
-  (void)accel::removeTree(dir);
+  (void)dir.remove();
   std::printf("%s\n", out.dump(2).c_str());
   return out["alone"].is_null() || out["shared"].is_null() ? 1 : 0;
 }

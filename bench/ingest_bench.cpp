@@ -22,6 +22,7 @@
 
 #include "accel/events/codec.h"
 #include "aggregator_fixture.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -96,8 +97,8 @@ Rate ingestRate(size_t total, uint64_t epoch, size_t* message_bytes, uint64_t* b
 // sender, another for the receiver), with or without CURVE on every socket.
 Rate rawRate(size_t total, size_t bytes, bool curve) {
   zmq::context_t ctx;
-  char tmpl[] = "/tmp/accel-raw-bench-XXXXXX";
-  std::string ep = std::string("ipc://") + mkdtemp(tmpl) + "/raw.sock";
+  accel::support::TempDir tmp("accel-raw-bench");
+  std::string ep = "ipc://" + tmp.file("raw.sock");
   auto server = *accel::event::generateCurveKeyPair();
   zmq::socket_t pull(ctx, zmq::socket_type::pull);
   pull.set(zmq::sockopt::rcvhwm, 0);
@@ -132,7 +133,7 @@ Rate rawRate(size_t total, size_t bytes, bool curve) {
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
   for (auto& t : senders) t.join();
   double cpu = cpuSeconds() - cpu0;
-  (void)accel::removeTree(std::string(tmpl));
+  (void)tmp.remove();
   return {double(total) / secs, cpu / double(total) * 1e6};
 }
 

@@ -30,9 +30,6 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 AgentHarness::AgentHarness(HarnessPaths paths) : paths_(std::move(paths)) {
-  char tmpl[] = "/tmp/accel-agentd-test-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-  dir_ = tmpl;
   run_dir_ = dir_ + "/run";
   chmod(dir_.c_str(), 0755);  // job users must reach run/jobs/<id>
   log_path_ = dir_ + "/agentd.log";
@@ -40,20 +37,15 @@ AgentHarness::AgentHarness(HarnessPaths paths) : paths_(std::move(paths)) {
 }
 
 void AgentHarness::placeRunDirUnder(const std::string& parent) {
-  std::string tmpl = parent + "/accel-agentd-run-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr)
-    throw std::runtime_error("mkdtemp under " + parent + " failed");
-  chmod(tmpl.c_str(), 0755);
-  run_parent_ = tmpl;
-  run_dir_ = tmpl + "/run";
+  run_parent_.emplace("accel-agentd-run", parent);
+  chmod(run_parent_->path().c_str(), 0755);
+  run_dir_ = run_parent_->file("run");
   writeConfig(extra_config_);
 }
 
 AgentHarness::~AgentHarness() {
   if (pid_ > 0) kill9();
   if (notify_fd_ >= 0) close(notify_fd_);
-  (void)removeTree(dir_);
-  if (!run_parent_.empty()) (void)removeTree(run_parent_);
 }
 
 void AgentHarness::writeConfig(const std::string& extra) {

@@ -8,8 +8,11 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "temp_dir.h"
 
 namespace accel::testing {
 
@@ -65,9 +68,11 @@ class AgentHarness {
 
  private:
   HarnessPaths paths_;
-  std::string dir_;
+  // Under /tmp whatever TMPDIR says: job users must reach run/jobs/<id>.
+  support::TempDir tmp_{"accel-agentd-test", "/tmp"};
+  std::string dir_ = tmp_.path();
   std::string run_dir_;
-  std::string run_parent_;  // set when RunDir lives outside dir_
+  std::optional<support::TempDir> run_parent_;  // set when RunDir lives outside dir_
   std::string extra_config_;
   pid_t pid_ = -1;
   int notify_fd_ = -1;

@@ -83,9 +83,6 @@ FaultyLinks::Hook failAt(std::vector<int> calls) {
 void NetnsTest::SetUp() {
   ASSERT_EQ(geteuid(), 0u) << "the fabric tests need root (CAP_NET_ADMIN) to make private "
                               "network namespaces; run them as root (ctest -L fabric)";
-  char dir[] = "/tmp/fabric-test-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr) << std::strerror(errno);
-  tmp_dir_ = dir;
   state_dir_ = tmp_dir_ + "/state";
   host_netns_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   ASSERT_GE(host_netns_, 0) << std::strerror(errno);
@@ -108,9 +105,7 @@ void NetnsTest::TearDown() {
     EXPECT_EQ(setns(host_netns_, CLONE_NEWNET), 0) << std::strerror(errno);
     ::close(host_netns_);
   }
-  if (!tmp_dir_.empty()) {
-    EXPECT_TRUE(removeTree(tmp_dir_).ok());
-  }
+  EXPECT_TRUE(tmp_.remove());
 }
 
 FabricConfig NetnsTest::config() const {

@@ -15,6 +15,7 @@
 
 #include "accel/fabric/manager.h"
 #include "accel/fabric/netlink_links.h"
+#include "temp_dir.h"
 
 namespace accel::fabric::testing {
 
@@ -43,9 +44,10 @@ class NetnsTest : public ::testing::Test {
   std::unique_ptr<FabricManager> manager(const FabricConfig& config, std::unique_ptr<Links> links);
   int ifindex(const std::string& nic);
 
-  std::string tmp_dir_;    // removed after the test
-  std::string state_dir_;  // tmp_dir_/state, made by the manager
-  std::string before_;     // snapshot() after SetUp
+  support::TempDir tmp_{"fabric-test"};
+  std::string tmp_dir_ = tmp_.path();  // removed after the test
+  std::string state_dir_;              // tmp_dir_/state, made by the manager
+  std::string before_;                 // snapshot() after SetUp
 
  private:
   int host_netns_ = -1;

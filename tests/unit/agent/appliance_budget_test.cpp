@@ -9,6 +9,8 @@
 #include "accel/agent/job_manager.h"
 #include "accel/agent/per_job_cap.h"
 #include "accel/common/safe_file.h"
+#include "fake_clock.h"
+#include "temp_dir.h"
 
 namespace accel::agent {
 namespace {
@@ -165,10 +167,9 @@ TEST(ApplianceBudgetTest, APlaceholderRunEndsWhenItsJobIsReadOverWithoutAStart) 
 // The manager charges steps of a job with devices, persists the budget and a
 // restarted manager finds the same deadline.
 TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
-  char tmpl[] = "/tmp/accel-budget-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string root = tmpl;
-  std::atomic<int64_t> now{kT0};
+  support::TempDir tmp("accel-budget");
+  const std::string root = tmp.path();
+  support::FakeClock clock(kT0);
   Inventory inv;
   InventoryDevice d;
   d.slot = {0, "gpu", 0};
@@ -176,8 +177,7 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
   inv.devices.push_back(d);
   auto make = [&] {
     auto m = std::make_unique<JobManager>(JobStore(root + "/state"), inv,
-                                          std::vector<std::unique_ptr<JobStep>>{},
-                                          [&] { return now.load(); });
+                                          std::vector<std::unique_ptr<JobStep>>{}, clock.wallFn());
     EXPECT_TRUE(m->recover().ok());
     return m;
   };
@@ -191,7 +191,7 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
   ASSERT_TRUE(m->prolog(spec).ok());
   ASSERT_TRUE(m->stepStarted(9, 0xFFFFFFFC).ok());  // the extern step holds no work
   EXPECT_EQ(changes, 0);
-  now = kT0 + 5 * kSec;  // prolog and queue time: not charged
+  clock.advanceTo(kT0 + 5 * kSec);  // prolog and queue time: not charged
   ASSERT_TRUE(m->stepStarted(9, 0).ok());
   EXPECT_EQ(changes, 1);
   ASSERT_TRUE(m->limitActionTaken(9, LimitAction::kWarn, kT0 + 6 * kSec).ok());
@@ -211,22 +211,21 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
   ASSERT_TRUE(second.ok());
   EXPECT_FALSE(*second);
   EXPECT_EQ(rec->surrogate_steps, std::vector<uint32_t>{3});
-  EXPECT_EQ(limitTimes(rec->budget, limitPolicy(rec->spec, 30 * kSec), now).enforce_ns,
+  EXPECT_EQ(limitTimes(rec->budget, limitPolicy(rec->spec, 30 * kSec), clock.wallNs()).enforce_ns,
             kT0 + 15 * kSec);
-  now = kT0 + 8 * kSec;
+  clock.advanceTo(kT0 + 8 * kSec);
   ASSERT_TRUE(again->stepEnded(9, 0).ok());
   EXPECT_EQ(usedNs(again->job(9)->budget, kT0 + 100 * kSec), 3 * kSec);
   ASSERT_TRUE(again->epilog(9).ok());
-  ASSERT_TRUE(removeTree(root).ok());
+  ASSERT_TRUE(tmp.remove());
 }
 
 // Surrogate steps are the job user's to multiply (one per appliance job, and
 // the waiters report their steps themselves): a job gets at most
 // kMaxSurrogateStepsPerJob of each, and no more spared steps.
 TEST(ApplianceBudgetTest, SurrogateStepsAndTheStepsTheySpareAreCapped) {
-  char tmpl[] = "/tmp/accel-budget-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string root = tmpl;
+  support::TempDir tmp("accel-budget");
+  const std::string root = tmp.path();
   Inventory inv;
   JobManager m(JobStore(root + "/state"), inv, std::vector<std::unique_ptr<JobStep>>{},
                [] { return kT0; });
@@ -254,7 +253,7 @@ TEST(ApplianceBudgetTest, SurrogateStepsAndTheStepsTheySpareAreCapped) {
   EXPECT_EQ(rec->surrogate_steps.size(), kMaxSurrogateStepsPerJob);
   EXPECT_EQ(sparedSteps(*rec).size(), kMaxSurrogateStepsPerJob);
   ASSERT_TRUE(m.epilog(9).ok());
-  ASSERT_TRUE(removeTree(root).ok());
+  ASSERT_TRUE(tmp.remove());
 }
 
 TEST(ApplianceBudgetTest, SparedStepsAreCappedWhateverTheRecordHolds) {

@@ -5,6 +5,9 @@
 #include <atomic>
 #include <thread>
 
+#include "fake_appliance.h"
+#include "fake_clock.h"
+
 namespace accel::agent {
 namespace {
 
@@ -14,28 +17,7 @@ using namespace std::chrono_literals;
 
 constexpr int64_t kSec = 1'000'000'000;
 
-// A stateful appliance: tests set its jobs and make it fail.
-class FakeAppliance : public appliance::ApplianceClient {
- public:
-  Result<std::vector<ApplianceJob>> jobs() override {
-    std::lock_guard<std::mutex> g(mu);
-    ++polls;
-    if (down) return Error(ErrorCode::kUnavailable, "csctl get jobs: connection refused");
-    return list;
-  }
-  Status cancel(const std::string& id) override {
-    std::lock_guard<std::mutex> g(mu);
-    cancelled.push_back(id);
-    return okStatus();
-  }
-  std::string describe() const override { return "fake appliance"; }
-
-  std::mutex mu;
-  std::vector<ApplianceJob> list;
-  std::vector<std::string> cancelled;
-  bool down = false;
-  std::atomic<int> polls{0};
-};
+using appliance::FakeAppliance;
 
 ApplianceJob job(std::string id, uint32_t slurm, ApplianceState st, uint32_t systems,
                  int64_t start = 0, int64_t end = 0) {
@@ -59,12 +41,12 @@ struct ApplianceWatcherTest : ::testing::Test {
   std::shared_ptr<FakeAppliance> fake = std::make_shared<FakeAppliance>();
   std::vector<LiveJob> live = {liveJob(65)};
   std::vector<ApplianceJob> changes, ignored;
-  int64_t now = 100 * kSec;
+  support::FakeClock clock{100 * kSec};
   ApplianceWatcher w{fake,
                      50ms,
                      [this] { return live; },
                      [this](const ApplianceJob& j) { changes.push_back(j); },
-                     [this] { return now; },
+                     clock.wallFn(),
                      [this](const ApplianceJob& j) { ignored.push_back(j); }};
 };
 
@@ -87,17 +69,17 @@ TEST(ApplianceSeconds, CountsRunningTimeOnceAndNeverTheQueue) {
 }
 
 TEST_F(ApplianceWatcherTest, ReportsNewJobsAndStateChangesOnly) {
-  now = 80 * kSec;
+  clock.advanceTo(80 * kSec);
   fake->list = {job("wsjob-a", 65, ApplianceState::kQueued, 1),
                 job("wsjob-other", 66, ApplianceState::kRunning, 2)};
   ASSERT_TRUE(w.pollOnce().ok());
-  now = 85 * kSec;
+  clock.advanceTo(85 * kSec);
   ASSERT_EQ(changes.size(), 1u) << "only the live Slurm job's appliance work";
   EXPECT_EQ(changes[0].id, "wsjob-a");
   ASSERT_TRUE(w.pollOnce().ok());
   EXPECT_EQ(changes.size(), 1u) << "nothing changed, nothing reported";
   fake->list[0] = job("wsjob-a", 65, ApplianceState::kRunning, 1, 90 * kSec);
-  now = 100 * kSec;
+  clock.advanceTo(100 * kSec);
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(changes.size(), 2u);
   EXPECT_EQ(changes[1].state, ApplianceState::kRunning);
@@ -136,7 +118,7 @@ TEST_F(ApplianceWatcherTest, JobsThatEndedHereAreForgottenAndNoPollIsMadeWithout
 // are followed as ever, also when they end. A first run keeps everything.
 TEST_F(ApplianceWatcherTest, ALaterRunOfARequeuedJobLeavesTheEarlierRunsApplianceJobsOut) {
   live = {LiveJob{.id = 65, .uid = 1001, .user = "alice", .later_run = true}};
-  now = 200 * kSec;
+  clock.advanceTo(200 * kSec);
   fake->list = {job("wsjob-run0", 65, ApplianceState::kCancelled, 1, 10 * kSec, 40 * kSec),
                 job("wsjob-run0-compile", 65, ApplianceState::kSucceeded, 0, 5 * kSec, 9 * kSec)};
   ASSERT_TRUE(w.pollOnce().ok());
@@ -144,13 +126,13 @@ TEST_F(ApplianceWatcherTest, ALaterRunOfARequeuedJobLeavesTheEarlierRunsApplianc
   EXPECT_TRUE(w.jobsOf(65).empty());
   EXPECT_DOUBLE_EQ(w.secondsOf(65), 0.0);
   fake->list.push_back(job("wsjob-run1", 65, ApplianceState::kRunning, 1, 205 * kSec));
-  now = 210 * kSec;
+  clock.advanceTo(210 * kSec);
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].id, "wsjob-run1");
   EXPECT_DOUBLE_EQ(w.secondsOf(65), 5.0);
   fake->list.back() = job("wsjob-run1", 65, ApplianceState::kSucceeded, 1, 205 * kSec, 212 * kSec);
-  now = 215 * kSec;
+  clock.advanceTo(215 * kSec);
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(changes.size(), 2u) << "the run's own job is followed to its end";
   EXPECT_EQ(w.jobsOf(65).size(), 1u);
@@ -171,11 +153,11 @@ TEST_F(ApplianceWatcherTest, ALaterRunOfARequeuedJobLeavesTheEarlierRunsApplianc
 TEST_F(ApplianceWatcherTest, AppliancesTimesAreKeptWithinWhatTheNodeSaw) {
   const int64_t hour = 3600 * kSec;
   const int64_t t0 = int64_t{1'790'000'000} * kSec;  // in 2026: times count from the epoch
-  now = t0 + 1000 * kSec;
+  clock.advanceTo(t0 + 1000 * kSec);
   fake->list = {job("wsjob-a", 65, ApplianceState::kQueued, 1)};
   ASSERT_TRUE(w.pollOnce().ok());
   // Started (appliance clock an hour behind) between the node's 1000 s and 1001 s.
-  now = t0 + 1001 * kSec;
+  clock.advanceTo(t0 + 1001 * kSec);
   fake->list[0] =
       job("wsjob-a", 65, ApplianceState::kRunning, 1, t0 + 1000 * kSec + kSec / 2 - hour);
   ASSERT_TRUE(w.pollOnce().ok());
@@ -183,19 +165,19 @@ TEST_F(ApplianceWatcherTest, AppliancesTimesAreKeptWithinWhatTheNodeSaw) {
   EXPECT_EQ(w.jobsOf(65)[0].start_ns, t0 + 1000 * kSec) << "not an hour early";
   EXPECT_DOUBLE_EQ(w.secondsOf(65), 1.0);
   // The start, once placed, stands, whatever the appliance says later.
-  now = t0 + 1005 * kSec;
+  clock.advanceTo(t0 + 1005 * kSec);
   fake->list[0].start_ns = t0 + 900 * kSec;
   ASSERT_TRUE(w.pollOnce().ok());
   EXPECT_EQ(w.jobsOf(65)[0].start_ns, t0 + 1000 * kSec);
   // Ended, by the appliance's clock an hour ahead: no later than the answer.
-  now = t0 + 1006 * kSec;
+  clock.advanceTo(t0 + 1006 * kSec);
   fake->list[0] =
       job("wsjob-a", 65, ApplianceState::kSucceeded, 1, t0 + 900 * kSec, t0 + 1005 * kSec + hour);
   ASSERT_TRUE(w.pollOnce().ok());
   EXPECT_EQ(w.jobsOf(65)[0].end_ns, t0 + 1006 * kSec);
   EXPECT_DOUBLE_EQ(w.secondsOf(65), 6.0);
   // A second job whose clocks agree with the node's keeps its exact times.
-  now = t0 + 1010 * kSec;
+  clock.advanceTo(t0 + 1010 * kSec);
   fake->list.push_back(
       job("wsjob-b", 65, ApplianceState::kRunning, 1, t0 + 1007 * kSec + kSec / 4));
   ASSERT_TRUE(w.pollOnce().ok());
@@ -213,7 +195,7 @@ TEST_F(ApplianceWatcherTest, AppliancesTimesAreKeptWithinWhatTheNodeSaw) {
 // submitted it. Another user's, or one whose submitter is not reported, is
 // ignored, and told once while it is listed.
 TEST_F(ApplianceWatcherTest, AnotherUsersJobWithThisJobsLabelIsIgnoredAndToldOnce) {
-  now = 100 * kSec;
+  clock.advanceTo(100 * kSec);
   auto evil = job("wsjob-evil", 65, ApplianceState::kRunning, 4, 10 * kSec);
   evil.user = "mallory";
   evil.uid = 1002;
@@ -282,7 +264,7 @@ TEST_F(ApplianceWatcherTest, AnUnreadableEntryCountsAsRunningForItsOwnJobOnly) {
   carol.user = "carol";
   carol.uid = 1003;
   fake->list = {bad, carol};
-  now = 100 * kSec;
+  clock.advanceTo(100 * kSec);
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(changes.size(), 2u);
   EXPECT_EQ(changes[0].id, "wsjob-bad");
@@ -290,13 +272,13 @@ TEST_F(ApplianceWatcherTest, AnUnreadableEntryCountsAsRunningForItsOwnJobOnly) {
   EXPECT_EQ(changes[0].start_ns, 100 * kSec);
   EXPECT_NE(changes[0].unreadable, "");
   EXPECT_EQ(changes[1].id, "wsjob-carol");
-  now = 110 * kSec;
+  clock.advanceTo(110 * kSec);
   ASSERT_TRUE(w.pollOnce().ok());
   EXPECT_EQ(changes.size(), 2u) << "still unreadable: no change";
   EXPECT_DOUBLE_EQ(w.secondsOf(65), 10.0);
   EXPECT_DOUBLE_EQ(w.secondsOf(66), 15.0) << "the other job is read as always";
   // Read at last: over, never started. The placeholder's run ends at this poll.
-  now = 120 * kSec;
+  clock.advanceTo(120 * kSec);
   fake->list[0] = job("wsjob-bad", 65, ApplianceState::kCancelled, 0, 0, 0);
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(changes.size(), 3u);
@@ -309,7 +291,7 @@ TEST_F(ApplianceWatcherTest, AnUnreadableEntryCountsAsRunningForItsOwnJobOnly) {
   fake->list[1].unreadable = "bad \"systems\"";
   fake->list[1].state = ApplianceState::kQueued;
   fake->list[1].start_ns = 0;
-  now = 130 * kSec;
+  clock.advanceTo(130 * kSec);
   ASSERT_TRUE(w.pollOnce().ok());
   EXPECT_EQ(changes.size(), 3u);
   ASSERT_EQ(w.jobsOf(66).size(), 1u);
@@ -321,12 +303,12 @@ TEST_F(ApplianceWatcherTest, NamelessUnreadableEntriesAreOnePlaceholderThatEndsW
   auto bad = job("", 65, ApplianceState::kQueued, 0);
   bad.unreadable = "item without a valid \"name\"";
   fake->list = {bad, bad, job("wsjob-ok", 65, ApplianceState::kSucceeded, 0, 10 * kSec, 20 * kSec)};
-  now = 100 * kSec;
+  clock.advanceTo(100 * kSec);
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(changes.size(), 2u);
   EXPECT_EQ(changes[0].id, kUnreadableEntry);
   EXPECT_EQ(w.jobsOf(65).size(), 2u);
-  now = 104 * kSec;
+  clock.advanceTo(104 * kSec);
   fake->list.erase(fake->list.begin(), fake->list.begin() + 2);
   ASSERT_TRUE(w.pollOnce().ok());
   ASSERT_EQ(changes.size(), 3u);

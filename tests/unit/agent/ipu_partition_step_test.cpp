@@ -17,6 +17,8 @@
 #include "accel/agent/job_manager.h"
 #include "accel/agent/job_nodes.h"
 #include "accel/common/safe_file.h"
+#include "fake_clock.h"
+#include "temp_dir.h"
 
 namespace accel::agent {
 namespace {
@@ -85,7 +87,7 @@ struct Node {
   std::string root;
   std::unique_ptr<JobManager> manager;
   // The node's clock while it waits: advanced only by its sleeps.
-  std::chrono::steady_clock::time_point now{};
+  support::FakeClock clock{0, 0};
   int sleeps = 0;
   std::vector<milliseconds> pauses;
   milliseconds first_interval = 150ms;  // a steady 150 ms unless a test says otherwise
@@ -95,12 +97,7 @@ struct Node {
 
 class IpuPartitionStepTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-ipu-step-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
 
   Node& node(const std::string& name) {
     auto& n = nodes_[name];
@@ -119,9 +116,9 @@ class IpuPartitionStepTest : public ::testing::Test {
     wait.budget = [] { return milliseconds(2000); };
     wait.first_interval = n.first_interval;
     wait.interval = 150ms;
-    wait.now = [&n] { return n.now; };
+    wait.now = n.clock.steadyFn();
     wait.sleep = [&n](milliseconds d) {
-      n.now += d;
+      n.clock.advance(d);
       ++n.sleeps;
       n.pauses.push_back(d);
       if (n.on_sleep) n.on_sleep();
@@ -168,7 +165,8 @@ class IpuPartitionStepTest : public ::testing::Test {
     return t.ok() ? *t : "";
   }
 
-  std::string root_;
+  support::TempDir tmp_{"accel-ipu-step"};
+  std::string root_ = tmp_.path();
   std::shared_ptr<FakePartitionController> controller_ =
       std::make_shared<FakePartitionController>();
   std::map<std::string, Node> nodes_;
@@ -230,7 +228,7 @@ TEST_F(IpuPartitionStepTest, FollowerGivesUpInTimeNamingTheLeaderAndLeavesNothin
             std::string::npos)
       << f.error().message();
   // Bounded: polls every 150 ms up to the budget, not a moment longer.
-  EXPECT_EQ(follower.now - std::chrono::steady_clock::time_point{}, 2000ms);
+  EXPECT_EQ(std::chrono::nanoseconds(follower.clock.monoNs()), 2000ms);
   EXPECT_EQ(controller_->gets, 2000 / 150 + 2);
   EXPECT_EQ(controller_->creates, 0);
   EXPECT_EQ(controller_->removes, 0) << "a follower never touches the partition, even rolling back";
@@ -253,7 +251,7 @@ TEST_F(IpuPartitionStepTest, FollowerPollsSoonAtFirstThenBacksOffToTheInterval) 
   std::vector<milliseconds> first(follower.pauses.begin(), follower.pauses.begin() + 8);
   EXPECT_EQ(first, (std::vector<milliseconds>{10ms, 15ms, 22ms, 33ms, 49ms, 73ms, 109ms, 150ms}));
   for (size_t i = 7; i + 1 < follower.pauses.size(); ++i) EXPECT_EQ(follower.pauses[i], 150ms) << i;
-  EXPECT_EQ(follower.now - std::chrono::steady_clock::time_point{}, 2000ms)
+  EXPECT_EQ(std::chrono::nanoseconds(follower.clock.monoNs()), 2000ms)
       << "still bounded by the budget";
 }
 
@@ -270,7 +268,7 @@ TEST_F(IpuPartitionStepTest, AFollowersFirstAskWaitsThreeQuartersOfItsLastWait) 
     s.job_id = id;
     return s;
   };
-  auto clock = [&] { return follower.now - std::chrono::steady_clock::time_point{}; };
+  auto clock = [&] { return std::chrono::nanoseconds(follower.clock.monoNs()); };
   int sleeps = 0;
   uint32_t leader_job = 0;  // the leader's prolog runs at the follower's second sleep
   follower.on_sleep = [&] {

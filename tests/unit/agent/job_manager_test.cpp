@@ -12,6 +12,7 @@
 #include "accel/agent/env_file_step.h"
 #include "accel/agent/job_dir_step.h"
 #include "accel/common/safe_file.h"
+#include "temp_dir.h"
 
 namespace accel::agent {
 namespace {
@@ -66,13 +67,8 @@ Inventory fourGpus() {
 
 class JobManagerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-mgr-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    ASSERT_TRUE(makeDirectory(root_ + "/jobs", 0755).ok());
-  }
-  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+  void SetUp() override { ASSERT_TRUE(makeDirectory(root_ + "/jobs", 0755).ok()); }
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
 
   std::unique_ptr<JobManager> make() {
     std::vector<std::unique_ptr<JobStep>> steps;
@@ -102,7 +98,8 @@ class JobManagerTest : public ::testing::Test {
     return lstat(p.c_str(), &st) == 0;
   }
 
-  std::string root_;
+  support::TempDir tmp_{"accel-mgr"};
+  std::string root_ = tmp_.path();
   FakeResource res_;
   RecoverySummary last_recovery_;
 };

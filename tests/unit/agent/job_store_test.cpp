@@ -5,19 +5,16 @@
 #include <cstdlib>
 
 #include "accel/common/safe_file.h"
+#include "temp_dir.h"
 
 namespace accel::agent {
 namespace {
 
 class JobStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-store-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
-  std::string root_;
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
+  support::TempDir tmp_{"accel-store"};
+  std::string root_ = tmp_.path();
 };
 
 JobRecord sample(uint32_t id) {

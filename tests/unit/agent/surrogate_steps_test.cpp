@@ -17,6 +17,7 @@
 
 #include "accel/agentd/control_handler.h"
 #include "accel/common/safe_file.h"
+#include "temp_dir.h"
 
 namespace accel::agentd {
 namespace {
@@ -98,9 +99,8 @@ TEST(SurrogateStepsTest, SrunRunsTheWaiterInTheJobAsOneOverlappingTask) {
 
 TEST(SurrogateStepsTest, LaunchRunsAsTheJobsUserAndReportsTheEnd) {
   ASSERT_EQ(geteuid(), 0u) << "dropping to the job's user needs root";
-  char tmpl[] = "/tmp/accel-surrogate-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
+  support::TempDir tmp("accel-surrogate");
+  const std::string dir = tmp.path();
   chmod(dir.c_str(), 0777);
   const std::string fake = dir + "/srun";
   std::ofstream(fake) << "#!/bin/sh\necho \"$(id -u) $(id -g) $SLURM_CONF $*\" > " << dir
@@ -136,7 +136,7 @@ TEST(SurrogateStepsTest, LaunchRunsAsTheJobsUserAndReportsTheEnd) {
             "65534 65534 /s.conf --jobid=7 --overlap -J wsjob-a --ntasks=1 --nodes=1 --quiet w "
             "--config c "
             "wait-appliance 7 wsjob-a\n");
-  ASSERT_TRUE(removeTree(dir).ok());
+  ASSERT_TRUE(tmp.remove());
 }
 
 ProcessFacts goodFacts(const SurrogateOptions& o, const SurrogateSpec& s) {

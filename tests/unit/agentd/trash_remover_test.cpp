@@ -15,6 +15,7 @@
 
 #include "accel/agent/job_dir_step.h"
 #include "accel/common/safe_file.h"
+#include "temp_dir.h"
 
 namespace accel::agentd {
 namespace {
@@ -66,9 +67,6 @@ class TrashRemoverTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_FAIL() << "this test must run as root (CI runs as root)";
-    char tmpl[] = "/tmp/accel-trash-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     jobs_ = dir_ + "/jobs";
     ipuof_ = dir_ + "/ipuof";
     victim_ = dir_ + "/victim";
@@ -76,11 +74,7 @@ class TrashRemoverTest : public ::testing::Test {
     int fd = open((victim_ + "/data").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     close(fd);
   }
-  void TearDown() override {
-    if (!dir_.empty()) {
-      EXPECT_TRUE(removeTree(dir_).ok());
-    }
-  }
+  void TearDown() override { EXPECT_TRUE(tmp_.remove()); }
   std::unique_ptr<TrashRemover> make(std::chrono::milliseconds retry = 60s) {
     TrashRemover::Options o;
     o.retry = retry;
@@ -95,7 +89,8 @@ class TrashRemoverTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.error().message();
     return r.ok() ? std::move(*r) : nullptr;
   }
-  std::string dir_, jobs_, ipuof_, victim_;
+  support::TempDir tmp_{"accel-trash"};
+  std::string dir_ = tmp_.path(), jobs_, ipuof_, victim_;
   std::mutex mu_;
   std::vector<std::string> reports_;
 };

@@ -7,9 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "accel/aggregator/admin_comment.h"
-#include "accel/aggregator/fake_accounting.h"
 #include "accel/aggregator/ingest.h"
 #include "accel/common/safe_file.h"
+#include "fake_accounting.h"
+#include "temp_dir.h"
 
 namespace accel::aggregator {
 namespace {
@@ -19,13 +20,8 @@ constexpr int64_t kSec = 1'000'000'000;
 
 class CommentWriterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-comment-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    restart();
-  }
-  void TearDown() override { (void)removeTree(dir_); }
+  void SetUp() override { restart(); }
+  void TearDown() override { (void)tmp_.remove(); }
   // Opens the database, as the daemon does when it starts (again): nothing
   // is carried over but what the database holds.
   void restart(int batch_size = 50, double writes_per_second = 2) {
@@ -66,7 +62,8 @@ class CommentWriterTest : public ::testing::Test {
     ASSERT_TRUE(ingestor_->commit(now_).ok());
   }
 
-  std::string dir_;
+  support::TempDir tmp_{"accel-comment-test"};
+  std::string dir_ = tmp_.path();
   Metrics metrics_;
   FakeAccounting fake_;
   int64_t now_ = 1000 * kSec;

@@ -10,6 +10,7 @@
 
 #include "accel/aggregator/cli.h"
 #include "accel/common/safe_file.h"
+#include "temp_dir.h"
 
 namespace accel::aggregator {
 namespace {
@@ -18,13 +19,8 @@ using namespace accel::event;
 
 class IngestTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-ingest-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    reopen();
-  }
-  void TearDown() override { (void)removeTree(dir_); }
+  void SetUp() override { reopen(); }
+  void TearDown() override { (void)tmp_.remove(); }
   void reopen() {
     ingestor_.reset();
     auto s = Store::open(dir_ + "/events.db", Store::Mode::kReadWrite);
@@ -55,7 +51,8 @@ class IngestTest : public ::testing::Test {
     return rows.ok() ? int64_t(rows->size()) : -1;
   }
 
-  std::string dir_;
+  support::TempDir tmp_{"accel-ingest-test"};
+  std::string dir_ = tmp_.path();
   Metrics metrics_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Ingestor> ingestor_;

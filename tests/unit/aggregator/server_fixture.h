@@ -15,15 +15,13 @@
 
 #include "accel/aggregator/server.h"
 #include "accel/common/safe_file.h"
+#include "temp_dir.h"
 
 namespace accel::aggregator::test {
 
 class ServerFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/accel-server-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     ASSERT_TRUE(makeDirectory(dir_ + "/nodes", 0755).ok());
     server_keys_ = *event::generateCurveKeyPair();
     node_keys_ = *event::generateCurveKeyPair();
@@ -34,7 +32,7 @@ class ServerFixture : public ::testing::Test {
   }
   void TearDown() override {
     server_.reset();
-    (void)removeTree(dir_);
+    (void)tmp_.remove();
   }
   // A DEALER to `endpoint` that authenticates with `keys`.
   std::unique_ptr<zmq::socket_t> dealer(const std::string& endpoint,
@@ -48,7 +46,8 @@ class ServerFixture : public ::testing::Test {
     return d;
   }
 
-  std::string dir_;
+  support::TempDir tmp_{"accel-server-test"};
+  std::string dir_ = tmp_.path();
   event::CurveKeyPair server_keys_, node_keys_;
   Metrics metrics_;
   std::unique_ptr<Store> store_;

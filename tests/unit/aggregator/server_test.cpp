@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 
 #include "server_fixture.h"
+#include "temp_dir.h"
 
 namespace accel::aggregator {
 namespace {
@@ -208,9 +209,8 @@ TEST_F(ServerTest, AllowListIsReloadedOnRequestOnly) {
 }
 
 TEST(KeyFiles, AllowListAndSecretKeyMustBeTheServiceUsersAndClosed) {
-  char tmpl[] = "/tmp/accel-keyfiles-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  std::string dir = tmpl;
+  support::TempDir tmp("accel-keyfiles");
+  std::string dir = tmp.path();
   ASSERT_TRUE(makeDirectory(dir + "/nodes", 0755).ok());
   auto keys = *event::generateCurveKeyPair();
   ASSERT_TRUE(event::writeKeyPair(dir + "/agg", keys).ok());
@@ -246,7 +246,6 @@ TEST(KeyFiles, AllowListAndSecretKeyMustBeTheServiceUsersAndClosed) {
     ASSERT_FALSE(foreign.ok());
     EXPECT_NE(foreign.error().message().find("owned by uid 65534"), std::string::npos);
   }
-  (void)removeTree(dir);
 }
 
 }  // namespace

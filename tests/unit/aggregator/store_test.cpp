@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "accel/common/safe_file.h"
+#include "temp_dir.h"
 
 namespace accel::aggregator {
 namespace {
@@ -26,12 +27,7 @@ INSERT INTO events VALUES('n1', 1, 4, 1, 'task_started', 5, 1, x'00');
 
 class StoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-store-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { (void)removeTree(dir_); }
+  void TearDown() override { (void)tmp_.remove(); }
   std::string path() const { return dir_ + "/events.db"; }
   void execRaw(const char* sql) {
     sqlite3* db = nullptr;
@@ -54,7 +50,8 @@ class StoreTest : public ::testing::Test {
     sqlite3_close(db);
     return n;
   }
-  std::string dir_;
+  support::TempDir tmp_{"accel-store-test"};
+  std::string dir_ = tmp_.path();
 };
 
 TEST_F(StoreTest, OldDatabaseKeepsItsEventsReadableByJob) {

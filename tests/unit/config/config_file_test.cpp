@@ -13,6 +13,7 @@
 
 #include "accel/common/config.h"
 #include "accel/common/vipu_config.h"
+#include "temp_dir.h"
 
 namespace accel {
 namespace {
@@ -21,22 +22,13 @@ namespace fs = std::filesystem;
 
 class ConfigFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "accel-config-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::permissions(dir_, fs::perms::owner_all, ignored);
-    fs::remove_all(dir_, ignored);
-  }
   std::string write(const std::string& name, std::string_view content) {
     std::string path = (dir_ / name).string();
     std::ofstream(path, std::ios::binary) << content;
     return path;
   }
-  fs::path dir_;
+  support::TempDir tmp_{"accel-config"};
+  fs::path dir_ = tmp_.path();
 };
 
 constexpr std::string_view kVipu = "ApiHost=ctrl\nIpuofDir=/srv/ipuof\n";

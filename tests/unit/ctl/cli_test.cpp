@@ -9,6 +9,7 @@
 
 #include "accel/common/safe_file.h"
 #include "accel/ctl/hints.h"
+#include "temp_dir.h"
 
 namespace accel::ctl {
 namespace {
@@ -86,13 +87,11 @@ TEST(CliErrorTest, UnknownVerbListsTheVerbs) {
 class CliDaemonDownTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/accel-cli-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
     std::ofstream(root_ + "/accel.conf") << "ControlSocket=" << root_ << "/control.sock\n";
   }
-  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
-  std::string root_;
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
+  support::TempDir tmp_{"accel-cli"};
+  std::string root_ = tmp_.path();
 };
 
 TEST_F(CliDaemonDownTest, SaysHowToStartTheDaemonAndWhereTheSocketIsExpected) {

@@ -17,6 +17,7 @@
 #include "accel/events/codec.h"
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
+#include "temp_dir.h"
 
 namespace accel::ctl {
 namespace {
@@ -278,9 +279,6 @@ TEST(HookEnvTest, TheEpilogNeedsNoNodes) {
 class PrologNodesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/accel-hook-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
     ASSERT_TRUE(makeDirectory(root_ + "/jobs", 0755).ok());
     ASSERT_TRUE(
         writeFileAtomic(root_ + "/accel.conf", "ControlSocket=" + root_ + "/control.sock\n", 0644)
@@ -293,7 +291,7 @@ class PrologNodesTest : public ::testing::Test {
     ctx_.node_name = "host-of-sbn2";
     ctx_.emit = [this](const event::Event& ev) { events_.push_back(ev); };
   }
-  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
 
   // Runs `accelctl prolog` with `env` while this process answers as the daemon.
   int prolog(const Env& env, std::string* err) {
@@ -315,7 +313,8 @@ class PrologNodesTest : public ::testing::Test {
     return code;
   }
 
-  std::string root_;
+  support::TempDir tmp_{"accel-hook"};
+  std::string root_ = tmp_.path();
   std::unique_ptr<agent::JobManager> manager_;
   agentd::HandlerContext ctx_;
   std::vector<event::Event> events_;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_appliance.h"
+#include "fake_clock.h"
+
 namespace accel::agentd {
 namespace {
 
@@ -18,25 +21,9 @@ class FakeController : public ipu::PartitionController {
   std::string describe() const override { return "vipu at 10.1.2.3:8090"; }
 };
 
-class FakeAppliance : public appliance::ApplianceClient {
- public:
-  Result<std::vector<appliance::ApplianceJob>> jobs() override {
-    return Error(ErrorCode::kTimeout, "csctl timed out after 5 s");
-  }
-  Status cancel(const std::string&) override { return okStatus(); }
-  std::string describe() const override { return "csctl"; }
-};
-
-struct Clock {
-  int64_t now = 1000;
-  NodeHealth::NowFn fn() {
-    return [this] { return now; };
-  }
-};
-
 TEST(NodeHealthTest, ControllersAreListedBeforeTheirFirstCallAndCountCalls) {
-  Clock clock;
-  auto health = std::make_shared<NodeHealth>(clock.fn());
+  support::FakeClock clock(1000);
+  auto health = std::make_shared<NodeHealth>(clock.wallFn());
   auto fake = std::make_shared<FakeController>();
   auto vipu = watchCalls(std::shared_ptr<ipu::PartitionController>(fake), health);
   auto s = health->snapshot();
@@ -45,9 +32,9 @@ TEST(NodeHealthTest, ControllersAreListedBeforeTheirFirstCallAndCountCalls) {
   EXPECT_EQ(s.controllers[0].client, "vipu at 10.1.2.3:8090");
   EXPECT_EQ(s.controllers[0].calls, 0u);
 
-  clock.now = 2000;
+  clock.advanceTo(2000);
   ASSERT_TRUE(vipu->create({.name = "p42", .ipus = 2}).ok());
-  clock.now = 3000;
+  clock.advanceTo(3000);
   fake->next = Error(ErrorCode::kUnavailable, "connection refused");
   EXPECT_FALSE(vipu->remove("p42").ok());
   auto c = health->snapshot().controllers[0];
@@ -75,8 +62,10 @@ TEST(NodeHealthTest, NotFoundFromTheControllerCountsAsReached) {
 
 TEST(NodeHealthTest, ApplianceCallsAreNoted) {
   auto health = std::make_shared<NodeHealth>();
-  auto csctl = watchCalls(
-      std::shared_ptr<appliance::ApplianceClient>(std::make_shared<FakeAppliance>()), health);
+  auto fake = std::make_shared<appliance::FakeAppliance>("csctl");
+  fake->down = true;
+  fake->down_error = Error(ErrorCode::kTimeout, "csctl timed out after 5 s");
+  auto csctl = watchCalls(std::shared_ptr<appliance::ApplianceClient>(fake), health);
   EXPECT_FALSE(csctl->jobs().ok());
   auto c = health->snapshot().controllers[0];
   EXPECT_EQ(c.name, "appliance");
@@ -92,10 +81,10 @@ TEST(NodeHealthTest, NoClientNoWatcher) {
 }
 
 TEST(NodeHealthTest, KeepsTheNewestErrorsWithTheirTime) {
-  Clock clock;
-  NodeHealth health(clock.fn());
+  support::FakeClock clock(1000);
+  NodeHealth health(clock.wallFn());
   for (int i = 0; i < 15; ++i) {
-    clock.now = 100 + i;
+    clock.advanceTo(100 + i);
     health.nodeFault("fault " + std::to_string(i));
   }
   auto e = health.snapshot().errors;
@@ -106,10 +95,10 @@ TEST(NodeHealthTest, KeepsTheNewestErrorsWithTheirTime) {
 }
 
 TEST(NodeHealthTest, RefusedReloadIsKeptUntilOneIsApplied) {
-  Clock clock;
-  NodeHealth health(clock.fn());
+  support::FakeClock clock(1000);
+  NodeHealth health(clock.wallFn());
   health.configLoaded();
-  clock.now = 5000;
+  clock.advanceTo(5000);
   health.configRefused("config not changed: accel.conf:3: key 'Foo': unknown key");
   auto s = health.snapshot();
   EXPECT_EQ(s.config_loaded_ns, 1000);
@@ -117,7 +106,7 @@ TEST(NodeHealthTest, RefusedReloadIsKeptUntilOneIsApplied) {
   ASSERT_EQ(s.errors.size(), 1u);
   EXPECT_EQ(s.errors[0].message,
             "reload: config not changed: accel.conf:3: key 'Foo': unknown key");
-  clock.now = 6000;
+  clock.advanceTo(6000);
   health.configLoaded();
   s = health.snapshot();
   EXPECT_EQ(s.config_loaded_ns, 6000);

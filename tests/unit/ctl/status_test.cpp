@@ -11,6 +11,7 @@
 #include "accel/common/safe_file.h"
 #include "accel/ctl/status_view.h"
 #include "accel/schemas/control_generated.h"
+#include "temp_dir.h"
 
 namespace accel::ctl {
 namespace {
@@ -25,9 +26,6 @@ class StatusTest : public ::testing::Test {
  protected:
   void SetUp() override {
     setenv("TZ", "UTC", 1);
-    char tmpl[] = "/tmp/accel-status-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
     agent::Inventory inv = agentd::testing::twoGpuInventory();
     inv.source = "/etc/slurm/ipa20.xml";
     manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv,
@@ -46,7 +44,7 @@ class StatusTest : public ::testing::Test {
     ctx_.outbox_stats = [this] { return outbox_; };
     outbox_.link_up = true;
   }
-  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
 
   const fb::Reply* call(const std::vector<uint8_t>& req) {
     reply_ = agentd::handleRequest(ctx_, agentd::Caller{0, 1}, req);
@@ -73,7 +71,8 @@ class StatusTest : public ::testing::Test {
     return *s;
   }
 
-  std::string root_;
+  support::TempDir tmp_{"accel-status"};
+  std::string root_ = tmp_.path();
   int64_t now_ = kNow - 600 * kSec;
   std::unique_ptr<agent::JobManager> manager_;
   std::shared_ptr<agentd::NodeHealth> health_;

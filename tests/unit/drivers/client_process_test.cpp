@@ -6,6 +6,8 @@
 #include <fstream>
 #include <thread>
 
+#include "temp_dir.h"
+
 namespace accel::exec {
 namespace {
 
@@ -74,9 +76,8 @@ TEST(ClientProcess, HangingClientIsKilledAtTheDeadline) {
 }
 
 TEST(ClientProcess, HelperLeftBehindIsKilledAndDoesNotHoldTheCall) {
-  char tmpl[] = "/tmp/accel-exec-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  std::string pidfile = std::string(tmpl) + "/pid";
+  support::TempDir tmp("accel-exec");
+  std::string pidfile = tmp.file("pid");
   auto start = std::chrono::steady_clock::now();
   // The helper inherits stdout, so a reader waiting for end of file would hang.
   auto r = run({"/bin/sh", "-c", "sleep 30 & echo $! > " + pidfile + "; echo done"}, 20000ms);
@@ -89,8 +90,6 @@ TEST(ClientProcess, HelperLeftBehindIsKilledAndDoesNotHoldTheCall) {
   ASSERT_GT(helper, 0);
   for (int i = 0; i < 100 && !gone(helper); ++i) std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(gone(helper)) << "helper " << helper << " still runs";
-  std::remove(pidfile.c_str());
-  ::rmdir(tmpl);
 }
 
 TEST(ClientProcess, OutputIsCapped) {

@@ -19,17 +19,7 @@ namespace accel::hw_mock::test {
 
 namespace fs = std::filesystem;
 
-FakeEnv::FakeEnv() {
-  std::string tmpl = (fs::temp_directory_path() / "hw_mock_test.XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  root_ = tmpl;
-  fs::create_directories(root_ + "/out");
-}
-
-FakeEnv::~FakeEnv() {
-  std::error_code ec;
-  fs::remove_all(root_, ec);
-}
+FakeEnv::FakeEnv() { fs::create_directories(root_ + "/out"); }
 
 void FakeEnv::write(const std::string& rel, const std::string& content) const {
   fs::path p = fs::path(root_) / rel;

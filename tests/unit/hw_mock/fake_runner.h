@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.h"
+
 namespace accel::hw_mock::test {
 
 struct RunResult {
@@ -26,7 +28,6 @@ struct Process {
 class FakeEnv {
  public:
   FakeEnv();
-  ~FakeEnv();
   FakeEnv(const FakeEnv&) = delete;
   FakeEnv& operator=(const FakeEnv&) = delete;
 
@@ -43,7 +44,8 @@ class FakeEnv {
                 const std::map<std::string, std::string>& env = {}) const;
 
  private:
-  std::string root_;
+  support::TempDir dir_{"hw_mock_test"};
+  std::string root_ = dir_.path();
   mutable int counter_ = 0;
 };
 

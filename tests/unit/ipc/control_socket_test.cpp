@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "accel/common/safe_file.h"
+#include "temp_dir.h"
 
 namespace accel::ipc {
 namespace {
@@ -17,13 +18,8 @@ using namespace std::chrono_literals;
 
 class ControlSocketTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-ipc-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/control.sock";
-  }
-  void TearDown() override { ASSERT_TRUE(removeTree(dir_).ok()); }
+  void SetUp() override { path_ = dir_ + "/control.sock"; }
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
 
   // Serves one request: replies with the request reversed.
   std::thread serveOnce(const Socket& listener) {
@@ -43,7 +39,8 @@ class ControlSocketTest : public ::testing::Test {
     });
   }
 
-  std::string dir_;
+  support::TempDir tmp_{"accel-ipc"};
+  std::string dir_ = tmp_.path();
   std::string path_;
 };
 

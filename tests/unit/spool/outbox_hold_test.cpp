@@ -14,6 +14,7 @@
 #include "accel/events/codec.h"
 #include "accel/events/curve_keys.h"
 #include "accel/events/outbox.h"
+#include "temp_dir.h"
 
 namespace accel::event {
 namespace {
@@ -78,17 +79,15 @@ class FakeAggregator {
 class OutboxHoldTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/accel-outbox-hold-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
     o_.node = "n1";
     o_.spool_dir = root_ + "/spool";
     o_.spool_max_bytes = 128 * 1024;  // the smallest spool: some 800 task events
     o_.held_retry = 20ms;
   }
-  void TearDown() override { (void)removeTree(root_); }
+  void TearDown() override { (void)tmp_.remove(); }
 
-  std::string root_;
+  support::TempDir tmp_{"accel-outbox-hold"};
+  std::string root_ = tmp_.path();
   OutboxOptions o_;
 };
 

@@ -15,6 +15,7 @@
 #include "accel/common/safe_file.h"
 #include "accel/events/curve_keys.h"
 #include "accel/events/outbox.h"
+#include "temp_dir.h"
 
 namespace accel::event {
 namespace {
@@ -23,13 +24,8 @@ namespace fs = std::filesystem;
 
 class SpoolTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/accel-spool-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    dir_ = root_ + "/spool";
-  }
-  void TearDown() override { (void)removeTree(root_); }
+  void SetUp() override { dir_ = root_ + "/spool"; }
+  void TearDown() override { (void)tmp_.remove(); }
 
   std::unique_ptr<Spool> open(uint64_t max = 1 << 20, uint64_t segment = 0) {
     auto s = Spool::open({dir_, max, segment});
@@ -65,7 +61,8 @@ class SpoolTest : public ::testing::Test {
     return out;
   }
 
-  std::string root_, dir_;
+  support::TempDir tmp_{"accel-spool-test"};
+  std::string root_ = tmp_.path(), dir_;
 };
 
 TEST_F(SpoolTest, NothingIsReadableBeforeSync) {

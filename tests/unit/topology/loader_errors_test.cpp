@@ -12,6 +12,7 @@
 
 #include "accel/topology/loader.h"
 #include "accel/topology/render.h"
+#include "temp_dir.h"
 #include "topology_test_util.h"
 
 namespace accel::topo {
@@ -22,13 +23,6 @@ namespace fs = std::filesystem;
 // A scratch directory removed after each test.
 class TopologyLoaderErrors : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/accel-topology-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   fs::path write(const std::string& name, const std::string& text) {
     fs::path path = dir_ / name;
     std::ofstream(path) << text;
@@ -41,7 +35,8 @@ class TopologyLoaderErrors : public ::testing::Test {
     return loadTopology(options);
   }
 
-  fs::path dir_;
+  support::TempDir tmp_{"accel-topology-test"};
+  fs::path dir_ = tmp_.path();
 };
 
 void expectError(const Result<NodeTopology>& loaded, ErrorCode code, const std::string& names,

@@ -1,7 +1,8 @@
 #pragma once
-// In-memory accounting for tests: jobs must be added before they can be
-// written (as slurmdbd knows only jobs slurmctld has reported), and the
-// whole service can be made unreachable to test retries and back-fill. A job
+// In-memory accounting for tests, the fake of Accounting (accounting.h):
+// jobs must be added before they can be written (as slurmdbd knows only
+// jobs slurmctld has reported), and the whole service can be made
+// unreachable to test retries and back-fill. Header only. A job
 // can be added as still running and ended later, with slurmctld's copy of the
 // AdminComment arriving with its end as it does from a real slurmctld.
 #include <functional>

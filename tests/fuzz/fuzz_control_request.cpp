@@ -1,6 +1,6 @@
 // The daemon's request handler on arbitrary bytes, as root and as a user:
 // it must answer every input with a verifiable reply and never crash; and
-// the reading of an events call that the relay takes over.
+// with a relay, the events call it takes over.
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -56,12 +56,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     flatbuffers::Verifier v(reply.data(), reply.size());
     if (!v.VerifyBuffer<accel::control::Reply>(nullptr)) std::abort();
   }
-  // The relay's reading of an events call (Daemon::relayEvents): a call it
-  // takes must be what the request says.
-  if (auto call = accel::agentd::eventsCallOf({data, size})) {
+  // With a relay, an events call is handed over rather than answered: what
+  // the relay gets must be what the request says.
+  w.ctx.relay_events = true;
+  auto routed = accel::agentd::dispatchRequest(w.ctx, accel::agentd::Caller{1000, 1}, {data, size});
+  w.ctx.relay_events = false;
+  if (routed.relay) {
     const auto* req = accel::control::GetRequest(data);
     const auto* e = req->body_as_EventsRequest();
-    if (!e || e->job_id() != call->job_id || e->follow() != call->follow) std::abort();
+    if (!e || e->job_id() != routed.relay->job_id || e->follow() != routed.relay->follow ||
+        !routed.reply.empty())
+      std::abort();
+  } else {
+    flatbuffers::Verifier v(routed.reply.data(), routed.reply.size());
+    if (!v.VerifyBuffer<accel::control::Reply>(nullptr)) std::abort();
   }
   // Keep the job table small so every input starts from a similar state.
   for (const auto& j : w.manager->jobs())

@@ -72,7 +72,9 @@ ApplianceWatcher::ApplianceWatcher(std::shared_ptr<appliance::ApplianceClient> c
       now_(std::move(now)),
       on_ignored_(std::move(on_ignored)) {}
 
-ApplianceWatcher::~ApplianceWatcher() {
+ApplianceWatcher::~ApplianceWatcher() { stop(); }
+
+void ApplianceWatcher::stop() {
   {
     std::lock_guard<std::mutex> g(mu_);
     stop_ = true;

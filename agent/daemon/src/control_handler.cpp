@@ -7,6 +7,7 @@
 
 #include "accel/agent/job_nodes.h"
 #include "accel/agentd/job_clock.h"
+#include "accel/agentd/surrogate_steps.h"
 #include "accel/common/clock.h"
 #include "accel/common/log.h"
 #include "accel/common/text.h"
@@ -466,95 +467,131 @@ std::vector<uint8_t> onSurrogate(const HandlerContext& ctx, const Caller& caller
 
 }  // namespace
 
-std::string surrogateStepName(const appliance::ApplianceJob& job) {
-  return job.systems > 0 ? job.id + "-csx" + std::to_string(job.systems) : job.id;
-}
-
 std::vector<uint8_t> errorReply(uint8_t outcome, const std::string& message) {
   return simple(static_cast<fb::Outcome>(outcome), message);
 }
 
-// Runs a hook's handler and notes how long it took (accel_hook_duration_seconds).
-template <class Handler>
-std::vector<uint8_t> timedHook(metrics::Histogram* seconds, Handler&& handler) {
-  const auto start = std::chrono::steady_clock::now();
-  auto reply = handler();
-  if (seconds)
-    seconds->observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  return reply;
+namespace {
+
+// One row of the request table: who may ask, what answers, and for the
+// hooks, where their duration is noted (accel_hook_duration_seconds).
+struct Route {
+  fb::RequestBody kind;
+  bool admin_only;
+  const char* refused;  // the reply to a user, when admin_only
+  Dispatched (*handle)(const HandlerContext& ctx, const Caller& caller, const fb::Request& req);
+  metrics::Histogram& (*timed)(AgentMetrics& m);  // null: not a hook
+};
+
+Dispatched replied(std::vector<uint8_t> reply) { return Dispatched{std::move(reply), {}}; }
+
+// An EventsRequest: to the relay when the node has one (AggregatorQueryAddress).
+Dispatched onEvents(const HandlerContext& ctx, const fb::EventsRequest* e) {
+  if (!ctx.relay_events)
+    return replied(simple(fb::Outcome::BadRequest,
+                          "this node's agent has no AggregatorQueryAddress in its accel.conf; "
+                          "read the events where the aggregator's database is (accelctl events "
+                          "--database PATH)"));
+  const std::string node = e->node() ? e->node()->str() : std::string();
+  if (node.size() > 255)
+    return replied(simple(fb::Outcome::BadRequest, "node name longer than 255 characters"));
+  return Dispatched{{}, EventsCall{e->job_id(), node, e->follow(), e->json()}};
 }
 
-std::optional<EventsCall> eventsCallOf(std::span<const uint8_t> bytes) {
-  flatbuffers::Verifier::Options opts;
-  opts.max_depth = 16;
-  opts.max_tables = 64;
-  flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
-  if (!fb::VerifyRequestBuffer(v)) return std::nullopt;
-  const auto* req = fb::GetRequest(bytes.data());
-  const auto* e = req->body_as_EventsRequest();
-  if (req->version() != 1 || !e) return std::nullopt;
-  return EventsCall{e->job_id(), e->node() ? e->node()->str() : std::string(), e->follow(),
-                    e->json()};
+constexpr Route kRoutes[] = {
+    {fb::RequestBody::PrologRequest, true,
+     "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by hand, run it as "
+     "root",
+     [](const HandlerContext& ctx, const Caller&, const fb::Request& r) {
+       return replied(onProlog(ctx, r.body_as_PrologRequest()));
+     },
+     [](AgentMetrics& m) -> metrics::Histogram& { return m.prolog_seconds; }},
+    {fb::RequestBody::EpilogRequest, true,
+     "only root and SlurmUser may run the epilog (slurmd runs it as Epilog=); by hand, run it as "
+     "root",
+     [](const HandlerContext& ctx, const Caller&, const fb::Request& r) {
+       return replied(onEpilog(ctx, r.body_as_EpilogRequest()));
+     },
+     [](AgentMetrics& m) -> metrics::Histogram& { return m.epilog_seconds; }},
+    {fb::RequestBody::StatusRequest, false, nullptr,
+     [](const HandlerContext& ctx, const Caller& c, const fb::Request&) {
+       return replied(onStatus(ctx, c));
+     },
+     nullptr},
+    {fb::RequestBody::JobsRequest, false, nullptr,
+     [](const HandlerContext& ctx, const Caller& c, const fb::Request&) {
+       return replied(onJobs(ctx, c));
+     },
+     nullptr},
+    {fb::RequestBody::JobRequest, false, nullptr,
+     [](const HandlerContext& ctx, const Caller& c, const fb::Request& r) {
+       return replied(onJob(ctx, c, r.body_as_JobRequest()->job_id()));
+     },
+     nullptr},
+    {fb::RequestBody::TaskRequest, true, "task reports come from slurmstepd",
+     [](const HandlerContext& ctx, const Caller&, const fb::Request& r) {
+       return replied(onTask(ctx, r.body_as_TaskRequest()));
+     },
+     nullptr},
+    {fb::RequestBody::StepRequest, true, "step reports come from slurmstepd",
+     [](const HandlerContext& ctx, const Caller&, const fb::Request& r) {
+       return replied(onStep(ctx, r.body_as_StepRequest()));
+     },
+     nullptr},
+    {fb::RequestBody::SurrogateRequest, false, nullptr,
+     [](const HandlerContext& ctx, const Caller& c, const fb::Request& r) {
+       return replied(onSurrogate(ctx, c, r.body_as_SurrogateRequest()));
+     },
+     nullptr},
+    {fb::RequestBody::EventsRequest, false, nullptr,
+     [](const HandlerContext& ctx, const Caller&, const fb::Request& r) {
+       return onEvents(ctx, r.body_as_EventsRequest());
+     },
+     nullptr},
+};
+
+const Route* routeOf(fb::RequestBody kind) {
+  for (const auto& r : kRoutes)
+    if (r.kind == kind) return &r;
+  return nullptr;
 }
 
-std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& caller,
-                                   std::span<const uint8_t> bytes) {
+}  // namespace
+
+Dispatched dispatchRequest(const HandlerContext& ctx, const Caller& caller,
+                           std::span<const uint8_t> bytes) {
   flatbuffers::Verifier::Options opts;
   opts.max_depth = 16;
   opts.max_tables = 4096;
   flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
   if (!fb::VerifyRequestBuffer(v))
-    return simple(fb::Outcome::BadRequest, "request failed verification");
+    return replied(simple(fb::Outcome::BadRequest, "request failed verification"));
   const auto* req = fb::GetRequest(bytes.data());
   if (req->version() != 1)
-    return simple(fb::Outcome::BadRequest,
-                  "unsupported request version " + std::to_string(req->version()));
+    return replied(simple(fb::Outcome::BadRequest,
+                          "unsupported request version " + std::to_string(req->version())));
   // The verifier accepts a union whose type is set but whose table is absent;
-  // every handler below reads the table, so refuse that here, once.
-  if (req->body() == nullptr) return simple(fb::Outcome::BadRequest, "request has no body");
-  switch (req->body_type()) {
-    case fb::RequestBody::PrologRequest:
-      if (!isAdmin(ctx, caller))
-        return simple(fb::Outcome::PermissionDenied,
-                      "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by "
-                      "hand, run it as root");
-      return timedHook(ctx.metrics ? &ctx.metrics->prolog_seconds : nullptr,
-                       [&] { return onProlog(ctx, req->body_as_PrologRequest()); });
-    case fb::RequestBody::EpilogRequest:
-      if (!isAdmin(ctx, caller))
-        return simple(fb::Outcome::PermissionDenied,
-                      "only root and SlurmUser may run the epilog (slurmd runs it as Epilog=); by "
-                      "hand, run it as root");
-      return timedHook(ctx.metrics ? &ctx.metrics->epilog_seconds : nullptr,
-                       [&] { return onEpilog(ctx, req->body_as_EpilogRequest()); });
-    case fb::RequestBody::StatusRequest:
-      return onStatus(ctx, caller);
-    case fb::RequestBody::JobsRequest:
-      return onJobs(ctx, caller);
-    case fb::RequestBody::JobRequest:
-      return onJob(ctx, caller, req->body_as_JobRequest()->job_id());
-    case fb::RequestBody::TaskRequest:
-      if (!isAdmin(ctx, caller))
-        return simple(fb::Outcome::PermissionDenied, "task reports come from slurmstepd");
-      return onTask(ctx, req->body_as_TaskRequest());
-    case fb::RequestBody::StepRequest:
-      if (!isAdmin(ctx, caller))
-        return simple(fb::Outcome::PermissionDenied, "step reports come from slurmstepd");
-      return onStep(ctx, req->body_as_StepRequest());
-    case fb::RequestBody::SurrogateRequest:
-      return onSurrogate(ctx, caller, req->body_as_SurrogateRequest());
-    case fb::RequestBody::EventsRequest:
-      // With AggregatorQueryAddress the daemon hands these to its relay
-      // before they get here (Daemon::relayEvents).
-      return simple(fb::Outcome::BadRequest,
-                    "this node's agent has no AggregatorQueryAddress in its accel.conf; read the "
-                    "events where the "
-                    "aggregator's database is (accelctl events --database PATH)");
-    case fb::RequestBody::NONE:
-      break;
-  }
-  return simple(fb::Outcome::BadRequest, "unknown request kind");
+  // every handler reads the table, so refuse that here, once.
+  if (req->body() == nullptr)
+    return replied(simple(fb::Outcome::BadRequest, "request has no body"));
+  const Route* route = routeOf(req->body_type());
+  if (route == nullptr) return replied(simple(fb::Outcome::BadRequest, "unknown request kind"));
+  if (route->admin_only && !isAdmin(ctx, caller))
+    return replied(simple(fb::Outcome::PermissionDenied, route->refused));
+  if (route->timed == nullptr || ctx.metrics == nullptr) return route->handle(ctx, caller, *req);
+  const auto start = std::chrono::steady_clock::now();
+  auto out = route->handle(ctx, caller, *req);
+  route->timed(*ctx.metrics)
+      .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return out;
+}
+
+std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& caller,
+                                   std::span<const uint8_t> request) {
+  auto out = dispatchRequest(ctx, caller, request);
+  if (out.relay)  // only with ctx.relay_events, which the caller then serves
+    return simple(fb::Outcome::BadRequest, "events are relayed, not answered here");
+  return std::move(out.reply);
 }
 
 }  // namespace accel::agentd

@@ -283,8 +283,11 @@ void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, 
       }
       *stage = ipc::Stage::kAnswered;
     }
-    if (relayEvents(conn, cred, admin, *msg)) return;
-    auto reply = handleRequest(ctx_, Caller{cred.uid, cred.pid}, *msg);
+    auto [reply, relay] = dispatchRequest(ctx_, Caller{cred.uid, cred.pid}, *msg);
+    if (relay) {  // the relay answers on the connection from now on
+      relay_->adopt(std::move(conn), cred.uid, admin, *relay);
+      return;
+    }
     auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), admin ? 2000ms : 100ms);
     if (!sent.ok()) {  // a user's client that left early is its own business, and may be many
       const std::string line =
@@ -301,23 +304,6 @@ void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, 
     (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
     log::warning("control: refused a request: " + msg.error().message());
   }
-}
-
-// An EventsRequest, with a relay: the connection goes to the relay, which
-// answers on it from now on. False for any other request.
-bool Daemon::relayEvents(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin,
-                         std::span<const uint8_t> request) {
-  if (!relay_) return false;
-  auto call = eventsCallOf(request);
-  if (!call) return false;
-  if (call->node.size() > 255) {
-    auto reply = errorReply(static_cast<uint8_t>(control::Outcome::BadRequest),
-                            "node name longer than 255 characters");
-    (void)ipc::sendMessage(conn, reply.data(), reply.size(), 100ms);
-    return true;
-  }
-  relay_->adopt(std::move(conn), cred.uid, admin, *call);
-  return true;
 }
 
 // No new connection is taken once this starts; requests being served finish.

@@ -128,29 +128,63 @@ Daemon::~Daemon() {
   metrics_http_.reset();  // no scrape reads what goes below
   stale_sweep_stop_ = true;
   if (stale_sweep_.joinable()) stale_sweep_.join();
-  appliance_.reset();
-  limits_.reset();
-  surrogates_.reset();
+  if (appliance_) appliance_->stop();
   for (int fd :
        {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_, heartbeat_fd_, stop_fd_})
     if (fd >= 0) close(fd);
 }
 
+// Each step below owns its part; the order is the order of dependence.
 Status Daemon::start() {
   // Blocked before any thread starts (the outbox's sender, workers), so that
   // every thread inherits the mask and only the signalfd sees these.
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
-  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  sigemptyset(&signals_);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals_, s);
+  pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
   signal(SIGPIPE, SIG_IGN);
+
+  ACCEL_TRY(loadConfig());       // accel.conf, SlurmUser, log level
+  ACCEL_TRY(startVendors());     // V-IPU and appliance clients, their call metrics
+  ACCEL_TRY(startJobManager());  // topology, run and state directories, job steps
+  ACCEL_TRY(startEvents());      // the outbox to the aggregator, the events relay
+  appliance_ = std::make_unique<ApplianceService>(
+      *manager_, vendors_.appliance, *metrics_, [this](const event::Event& e) { emitEvent(e); },
+      applianceOptions());
+  manager_->setBudgetListener([this] { appliance_->rearmLimits(); });
+  auto recovered = recoverJobs();  // the jobs the last daemon left
+  ACCEL_TRY(recovered);
+  makeHandlerContext();
+  ACCEL_TRY(appliance_->start());  // after recovery: overdue limits act at once
+  ACCEL_TRY(startMetrics());
+  announceStart(*recovered);  // AgentStarted, and the ends of interrupted hooks
+  ACCEL_TRY(listen());        // ControlSocket and AdminSocket
+  ACCEL_TRY(startLoop());     // signals, status, heartbeat and watchdog timers
+  auto st = manager_->stats();
+  log::info("start: ready on " + config_.control_socket + " with " +
+            std::to_string(st.devices_total) + " accelerator(s) from " +
+            manager_->inventorySource());
+  notify::ready("ready: " + std::to_string(st.jobs) + " job(s), " +
+                std::to_string(st.devices_in_use) + "/" + std::to_string(st.devices_total) +
+                " devices in use");
+  if (st.jobs > 0) startStaleSweep();
+  return okStatus();
+}
+
+Status Daemon::loadConfig() {
   auto config = loadAccelConfig(options_.config_path);
   ACCEL_TRY(config);
   config_ = *config;
   log::setLevel(levelOf(config_.log_level));
   auto slurm_uid = uidOf(config_.slurm_user);
   ACCEL_TRY(slurm_uid);
+  slurm_uid_ = *slurm_uid;
+  hook_timeout_s_ = config_.hook_timeout.count();
+  return okStatus();
+}
 
+// Every vendor call is timed (accel_driver_call_seconds) and noted in the
+// node's health for `accelctl status`.
+Status Daemon::startVendors() {
   auto vendors = setUpVendors(config_, options_.config_path, options_.hw_mock_dir);
   ACCEL_TRY(vendors);
   vendors_ = std::move(*vendors);
@@ -160,6 +194,13 @@ Status Daemon::start() {
   });
   vendors_.ipu = watchCalls(vendors_.ipu, health_);
   vendors_.appliance = watchCalls(vendors_.appliance, health_);
+  return okStatus();
+}
+
+// The job steps, in the order a prolog runs them: the job directory, the
+// IPU partition (with a V-IPU controller), the fabric (when configured), and
+// last the environment file, which sees every step's variables.
+Status Daemon::startJobManager() {
   std::string xml = options_.topology_xml.value_or(
       config_.topology_file.value_or(vendors_.topology_xml.value_or("")));
   topo::LoadOptions topo_opts;
@@ -178,7 +219,6 @@ Status Daemon::start() {
   steps.push_back(std::make_unique<agent::JobDirStep>(
       config_.run_dir + "/jobs", ipu_root,
       [t = trash_.get()](const std::string& dir) { return t->dispose(dir); }));
-  hook_timeout_s_ = config_.hook_timeout.count();
   if (vendors_.ipu) {
     agent::FollowerWait wait;
     wait.budget = [this] {
@@ -192,7 +232,7 @@ Status Daemon::start() {
     if (!fabric.ok()) return fabric.error().context("fabric");
     steps.push_back(std::move(*fabric));
   }
-  steps.push_back(std::make_unique<agent::EnvFileStep>());  // last: sees every step's variables
+  steps.push_back(std::make_unique<agent::EnvFileStep>());
   manager_ =
       std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
                                           std::move(inventory), std::move(steps), jobClockNs);
@@ -201,7 +241,10 @@ Status Daemon::start() {
   if (!vendors_.ipu)
     manager_->setNoIpuController("no " + std::string(kVipuConfName) + " beside " +
                                  options_.config_path);
-  ACCEL_TRY(makeDirectory(config_.state_dir, 0700).context("state directory"));
+  return makeDirectory(config_.state_dir, 0700).context("state directory");
+}
+
+Status Daemon::startEvents() {
   auto opts = event::outboxOptionsFrom(config_, shortHostname());
   if (!opts.ok()) return opts.error().context("event outbox (" + options_.config_path + ")");
   opts->on_refused = [](const event::Nack& n) {
@@ -213,22 +256,26 @@ Status Daemon::start() {
   auto outbox = event::Outbox::start(std::move(*opts));
   if (!outbox.ok()) return outbox.error().context("event outbox");
   outbox_ = std::move(*outbox);
-  ACCEL_TRY(startEventRelay());
-  manager_->setBudgetListener([this] {
-    if (limits_) limits_->rearm();
-  });
+  return startEventRelay();
+}
+
+Result<agent::RecoverySummary> Daemon::recoverJobs() {
   auto recovered = manager_->recover();
-  ACCEL_TRY(recovered.ok() ? okStatus() : Status(recovered.error().context("recovering jobs")));
+  if (!recovered.ok()) return recovered.error().context("recovering jobs");
   for (const auto& p : recovered->problems) log::warning("start: recovery: " + p);
   trash_->start();  // after recovery, which may have added to it; empties what earlier runs left
   log::info("start: jobs re-adopted " + std::to_string(recovered->adopted) +
             ", prologs rolled back " + std::to_string(recovered->rolled_back) +
             ", epilogs finished " + std::to_string(recovered->cleaned));
+  return recovered;
+}
 
+// What the request handlers may reach: the subsystems, through these slots.
+void Daemon::makeHandlerContext() {
   ctx_ = HandlerContext{};
   ctx_.manager = manager_.get();
   ctx_.metrics = metrics_.get();
-  ctx_.slurm_uid = *slurm_uid;
+  ctx_.slurm_uid = slurm_uid_;
   ctx_.node_name = shortHostname();
   ctx_.version = ACCEL_VERSION;
   ctx_.config_path = options_.config_path;
@@ -260,47 +307,32 @@ Status Daemon::start() {
   ctx_.emit = [this](const event::Event& e) {
     // A surrogate step's report comes from the job's user, as often as they like.
     if (const auto* step = std::get_if<event::StepStarted>(&e);
-        step && step->surrogate && !applianceEventAllowed(step->job_id))
+        step && step->surrogate && !appliance_->eventAllowed(step->job_id))
       return;
     emitEvent(e);
   };
-  ctx_.surrogate_started = [this](uint32_t, const std::string& appliance_job) {
-    std::lock_guard<std::mutex> g(surrogate_mu_);
-    surrogate_started_.insert(appliance_job);
-  };
-  startSurrogateSteps();
-  startApplianceWatcher();
-  // Surrogate steps a previous daemon started: their sruns are no children of this one.
-  // An srun that is gone ended a step only if every claimed step was made (Slurm may
-  // have refused one, and then its appliance job is not the step's to cancel).
-  if (surrogates_)
-    for (const auto& rec : manager_->jobs()) {
-      if (rec.phase != agent::JobPhase::kReady) continue;
-      const bool all_made = rec.surrogate_steps.size() >= rec.surrogates.size();
-      for (const auto& id : rec.surrogates) {
-        std::lock_guard<std::mutex> g(surrogate_mu_);
-        surrogate_started_.insert(id);
-        surrogates_->adopt(SurrogateSpec{.job_id = rec.spec.job_id,
-                                         .uid = rec.spec.uid,
-                                         .gid = rec.spec.gid,
-                                         .user = rec.spec.user,
-                                         .appliance_job = id,
-                                         .step_name = id},
-                           rec.ready_ns, all_made);
-      }
-    }
-  ACCEL_TRY(startLimitEnforcer());
+  if (appliance_->hasAppliance()) {
+    ctx_.surrogate_started = [this](uint32_t, const std::string& appliance_job) {
+      appliance_->surrogateStarted(appliance_job);
+    };
+    ctx_.appliance_jobs = [this](uint32_t id) { return appliance_->jobsOf(id); };
+    ctx_.appliance_seconds = [this](uint32_t id) { return appliance_->secondsOf(id); };
+    ctx_.jobs_changed = [this] { appliance_->jobsChanged(); };
+  }
   ctx_.events_status = [this] { return event::describe(outbox_->stats()); };
   ctx_.outbox_stats = [this] { return outbox_->stats(); };
   ctx_.aggregator = config_.aggregator_address.value_or("");
+  ctx_.relay_events = relay_ != nullptr;
   ctx_.health = health_.get();
-  ACCEL_TRY(startMetrics());
+}
+
+// The hooks that were running when the last daemon died failed without a
+// word to the event stream; these are the ends of their jobs here.
+void Daemon::announceStart(const agent::RecoverySummary& recovered) {
   emitEvent(event::AgentStarted{
       .version = ACCEL_VERSION,
-      .jobs_recovered = static_cast<uint32_t>(recovered->adopted + recovered->cleaned)});
-  // The hooks that were running when the last daemon died failed without a
-  // word to the event stream; these are the ends of their jobs here.
-  for (const auto& end : recovered->ended) {
+      .jobs_recovered = static_cast<uint32_t>(recovered.adopted + recovered.cleaned)});
+  for (const auto& end : recovered.ended) {
     if (end.rolled_back) {
       emitEvent(event::PrologFinished{
           .job_id = end.job_id,
@@ -320,19 +352,26 @@ Status Daemon::start() {
           .restart_count = end.restart_count});
     }
   }
+}
 
-  // Anyone may connect; what a caller may do is decided per request from
-  // its kernel-reported uid.
+// Anyone may connect; what a caller may do is decided per request from its
+// kernel-reported uid.
+Status Daemon::listen() {
   auto listener = ipc::listenControl(config_.control_socket, 0666);
   ACCEL_TRY(listener.ok() ? okStatus() : Status(listener.error().context("control socket")));
   listener_ = std::move(*listener);
-  auto admin_listener = listenAdmin(adminSocketPath(config_), ctx_.slurm_uid);
+  auto admin_listener = listenAdmin(adminSocketPath(config_), slurm_uid_);
   ACCEL_TRY(admin_listener.ok() ? okStatus()
                                 : Status(admin_listener.error().context("admin socket")));
   admin_listener_ = std::move(*admin_listener);
   admission_.setLimits(admissionLimits(config_));
+  return okStatus();
+}
 
-  signal_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+// The loop's file descriptors. The first heartbeat goes now, before READY:
+// the aggregator knows the node's figures from its start.
+Status Daemon::startLoop() {
+  signal_fd_ = signalfd(-1, &signals_, SFD_CLOEXEC | SFD_NONBLOCK);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (signal_fd_ < 0 || epoll_fd_ < 0) return sysError("signalfd/epoll", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, signal_fd_));
@@ -346,8 +385,6 @@ Status Daemon::start() {
   heartbeat_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (heartbeat_fd_ < 0) return sysError("timerfd", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, heartbeat_fd_));
-  // The first heartbeat goes now, before READY: the aggregator knows the
-  // node's figures from its start.
   armHeartbeat();
 
   auto wd = notify::watchdogInterval();
@@ -361,27 +398,21 @@ Status Daemon::start() {
     timerfd_settime(timer_fd_, 0, &its, nullptr);
     ACCEL_TRY(addToEpoll(epoll_fd_, timer_fd_));
   }
-  auto st = manager_->stats();
-  log::info("start: ready on " + config_.control_socket + " with " +
-            std::to_string(st.devices_total) + " accelerator(s) from " +
-            manager_->inventorySource());
-  notify::ready("ready: " + std::to_string(st.jobs) + " job(s), " +
-                std::to_string(st.devices_in_use) + "/" + std::to_string(st.devices_total) +
-                " devices in use");
-  // After READY and off the loop: hooks are served meanwhile, and a slow or
-  // absent slurmctld delays nothing.
-  if (st.jobs > 0) {
-    stale_sweep_ = std::thread([this, self = selfPath()] {
-      auto s = sweepStaleJobs(
-          ctx_, [&](uint32_t id) { return jobPresenceIsolated(self, id, 5s); },
-          [this] { return stale_sweep_stop_.load(); });
-      if (s.cleaned + s.failed > 0)
-        log::info("stale jobs: " + std::to_string(s.cleaned) + " cleaned, " +
-                  std::to_string(s.failed) + " failed, of " + std::to_string(s.asked) +
-                  " asked about");
-    });
-  }
   return okStatus();
+}
+
+// After READY and off the loop: hooks are served meanwhile, and a slow or
+// absent slurmctld delays nothing.
+void Daemon::startStaleSweep() {
+  stale_sweep_ = std::thread([this, self = selfPath()] {
+    auto s = sweepStaleJobs(
+        ctx_, [&](uint32_t id) { return jobPresenceIsolated(self, id, 5s); },
+        [this] { return stale_sweep_stop_.load(); });
+    if (s.cleaned + s.failed > 0)
+      log::info("stale jobs: " + std::to_string(s.cleaned) + " cleaned, " +
+                std::to_string(s.failed) + " failed, of " + std::to_string(s.asked) +
+                " asked about");
+  });
 }
 
 // Job directories go to a trash beside them and are removed by a thread of
@@ -410,62 +441,20 @@ Status Daemon::startTrash(const std::string& ipu_root) {
   return okStatus();
 }
 
-// With an appliance client, the jobs' appliance work is followed while any
-// job is ready here; every change is logged and streamed.
-void Daemon::startApplianceWatcher() {
-  if (!vendors_.appliance) return;
-  auto live = [this] {
-    std::vector<agent::LiveJob> jobs;
-    std::set<uint32_t> ids;
-    for (const auto& r : manager_->jobs())
-      if (r.phase == agent::JobPhase::kReady) {
-        jobs.push_back(agent::LiveJob{.id = r.spec.job_id,
-                                      .uid = r.spec.uid,
-                                      .user = r.spec.user,
-                                      .later_run = r.spec.restart_count > 0});
-        ids.insert(r.spec.job_id);
-      }
-    appliance_events_.keepOnly(ids);
-    return jobs;
-  };
-  auto changed = [this](const appliance::ApplianceJob& j) {
-    (void)manager_->applianceJobSeen(j.slurm_job_id, j);  // kNotFound: the job just ended
-    maybeSurrogate(j);
-    if (!applianceEventAllowed(j.slurm_job_id)) return;
-    log::info("appliance: job " + std::to_string(j.slurm_job_id) + ": " + j.id + " " +
-              appliance::stateName(j.state) + " (" + std::to_string(j.systems) + " CS-X)" +
-              (j.unreadable.empty() ? ""
-                                    : "; its entry cannot be read (" + j.unreadable +
-                                          "), so the job counts as using the appliance"));
-    emitEvent(event::ApplianceJobChanged{
-        .job_id = j.slurm_job_id,
-        .appliance_job = j.id,
-        .state = static_cast<event::ApplianceState>(static_cast<int>(j.state)),
-        .csx_count = j.systems,
-        .seconds_used = static_cast<uint64_t>(appliance_->secondsOf(j.slurm_job_id))});
-  };
-  // Told once per entry while it stays listed.
-  auto ignored = [](const appliance::ApplianceJob& j) {
-    const std::string who = j.uid >= 0 ? "user " + (j.user.empty() ? "" : "'" + j.user + "' ") +
-                                             "(uid " + std::to_string(j.uid) + ")"
-                            : !j.user.empty() ? "user '" + j.user + "'"
-                                              : "a user the appliance does not name";
-    log::warning("appliance: job " + std::to_string(j.slurm_job_id) + ": " +
-                 (j.id.empty() ? "an appliance job" : j.id) + " of " + who +
-                 " carries this job's label but is not its user's: ignored");
-  };
-  appliance_ = std::make_unique<agent::ApplianceWatcher>(
-      vendors_.appliance,
-      std::chrono::duration_cast<std::chrono::milliseconds>(config_.appliance_poll_interval), live,
-      changed, jobClockNs, ignored);
-  ctx_.appliance_jobs = [this](uint32_t id) { return appliance_->jobsOf(id); };
-  ctx_.appliance_seconds = [this](uint32_t id) { return appliance_->secondsOf(id); };
-  ctx_.jobs_changed = [this] { appliance_->poke(); };
-  appliance_->start();
+ApplianceService::Options Daemon::applianceOptions() const {
+  ApplianceService::Options o;
+  o.poll_interval =
+      std::chrono::duration_cast<std::chrono::milliseconds>(config_.appliance_poll_interval);
+  o.kill_grace_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(config_.appliance_kill_grace).count();
+  o.surrogate_steps = config_.surrogate_steps;
+  o.config_path = options_.config_path;
+  std::string self = selfPath();
+  std::string beside = self.substr(0, self.rfind('/') + 1) + "accelctl";
+  o.accelctl = access(beside.c_str(), X_OK) == 0 ? beside : "accelctl";  // installed side by side
+  return o;
 }
 
-// Appliance limits: started after recovery, so a deadline that passed while
-// the daemon was down is enforced at once.
 // MetricsAddress: the gauges read the job manager and the outbox at each
 // scrape (both thread-safe), on the endpoint's own thread.
 Status Daemon::startMetrics() {
@@ -502,126 +491,6 @@ Status Daemon::startEventRelay() {
   relay_ = std::move(*relay);
   log::info("events: questions go to " + o.endpoint);
   return okStatus();
-}
-
-Status Daemon::startLimitEnforcer() {
-  EnforcerActions actions;
-  actions.signal_tasks = signalTasks;
-  actions.emit = [this](const event::Event& e) {
-    if (std::holds_alternative<event::TimeLimitEnforced>(e)) metrics_->limit_enforcements.add();
-    emitEvent(e);
-  };
-  actions.now = jobClockNs;
-  if (vendors_.appliance)
-    actions.cancel_appliance = [this](uint32_t id) { cancelApplianceJobs(id); };
-  const int64_t grace_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(config_.appliance_kill_grace).count();
-  limits_ = std::make_unique<LimitEnforcer>(*manager_, grace_ns, std::move(actions));
-  return limits_->start().context("appliance limits");
-}
-
-// Off the enforcer's thread: the appliance client may take seconds. The
-// list is read afresh, so a job submitted since the last poll is cancelled too.
-void Daemon::cancelApplianceJobs(uint32_t job_id) {
-  auto rec = manager_->job(job_id);
-  if (!rec) return;
-  std::thread([client = vendors_.appliance, job_id, uid = rec->spec.uid, user = rec->spec.user] {
-    auto jobs = client->jobs();
-    if (!jobs.ok()) {
-      log::error("limit: job " + std::to_string(job_id) +
-                 ": appliance jobs not cancelled: " + jobs.error().message());
-      return;
-    }
-    // Only the job's own: another user's appliance job is not this job's to
-    // end, whatever its label. One that cannot be read is cancelled if it
-    // can be named (cancelling an ended job changes nothing).
-    for (const auto& j : *jobs) {
-      if (j.slurm_job_id != job_id || !appliance::ownedBy(j, uid, user) ||
-          !appliance::isValidJobId(j.id) || (j.unreadable.empty() && appliance::isFinal(j.state)))
-        continue;
-      auto s = client->cancel(j.id);
-      if (!s.ok())
-        log::error("limit: job " + std::to_string(job_id) + ": cancel " + j.id + ": " +
-                   s.error().message());
-    }
-  }).detach();
-  if (appliance_) appliance_->poke();
-}
-
-void Daemon::startSurrogateSteps() {
-  if (!vendors_.appliance || !config_.surrogate_steps) return;
-  SurrogateOptions o;
-  std::string self = selfPath();
-  std::string beside = self.substr(0, self.rfind('/') + 1) + "accelctl";
-  o.accelctl = access(beside.c_str(), X_OK) == 0 ? beside : "accelctl";  // installed side by side
-  o.config_path = options_.config_path;
-  if (const char* conf = std::getenv("SLURM_CONF")) o.slurm_conf = conf;
-  surrogates_ = std::make_unique<SurrogateSteps>(
-      std::move(o),
-      [this](const SurrogateSpec& spec, int status) { surrogateEnded(spec, status); });
-}
-
-// A surrogate step once per appliance job, also across restarts, made by the
-// job's leader (wantsSurrogate).
-void Daemon::maybeSurrogate(const appliance::ApplianceJob& j) {
-  if (!surrogates_) return;
-  auto rec = manager_->job(j.slurm_job_id);
-  if (!rec || !wantsSurrogate(*rec, j)) return;
-  auto claimed = manager_->claimSurrogate(j.slurm_job_id, j.id);
-  if (!claimed.ok() && claimed.error().code() != ErrorCode::kNotFound)
-    log::warning("surrogate: job " + std::to_string(j.slurm_job_id) + ": no step for " + j.id +
-                 ": " + claimed.error().message());
-  if (!claimed.ok() || !*claimed) return;
-  SurrogateSpec spec{.job_id = j.slurm_job_id,
-                     .uid = rec->spec.uid,
-                     .gid = rec->spec.gid,
-                     .user = rec->spec.user,
-                     .appliance_job = j.id,
-                     .step_name = surrogateStepName(j)};
-  log::info("surrogate: job " + std::to_string(j.slurm_job_id) + ": step " + spec.step_name +
-            " started");
-  surrogates_->launch(spec);
-}
-
-// srun ended. If the appliance job still runs, Slurm ended the step (scancel
-// of the step or the job, the job's time limit): the appliance job goes too.
-void Daemon::surrogateEnded(const SurrogateSpec& spec, int status) {
-  const std::string who =
-      "surrogate: job " + std::to_string(spec.job_id) + ": step " + spec.step_name + ": ";
-  {
-    std::lock_guard<std::mutex> g(surrogate_mu_);
-    // A waiter that never reported means srun did not make the step (Slurm
-    // refused it): the appliance job is not the step's to end.
-    if (surrogate_started_.erase(spec.appliance_job) == 0) {
-      log::error(who + "srun ended (wait status " + std::to_string(status) +
-                 ") before the step started");
-      return;
-    }
-  }
-  auto jobs = vendors_.appliance->jobs();
-  if (!jobs.ok()) {
-    log::error(who + "ended; appliance state unknown: " + jobs.error().message());
-    return;
-  }
-  for (const auto& j : *jobs) {
-    if (j.id != spec.appliance_job || appliance::isFinal(j.state)) continue;
-    auto s = vendors_.appliance->cancel(j.id);
-    log::warning(
-        who + "ended by Slurm (wait status " + std::to_string(status) + ") while " + j.id +
-        " was " + appliance::stateName(j.state) +
-        (s.ok() ? "; appliance job cancelled" : "; cancel failed: " + s.error().message()));
-    if (appliance_) appliance_->poke();
-  }
-}
-
-// Past its allowance a job's appliance work streams nothing more; said once.
-bool Daemon::applianceEventAllowed(uint32_t job_id) {
-  auto take = appliance_events_.take(job_id);
-  if (take == agent::PerJobCap::Take::kFirstRefused)
-    log::warning("appliance: job " + std::to_string(job_id) + ": " +
-                 std::to_string(agent::kMaxApplianceEventsPerJob) +
-                 " events of its appliance jobs and surrogate steps streamed; no more are");
-  return take == agent::PerJobCap::Take::kAllowed;
 }
 
 // A lifecycle event the spool cannot take is logged, not fatal: the job

@@ -22,9 +22,13 @@
 #include "accel/agent/job_nodes.h"
 #include "accel/common/clock.h"
 #include "accel/common/log.h"
-#include "accel/spank/proc_stat.h"
+#include "accel/common/proc_stat.h"
 
 namespace accel::agentd {
+
+std::string surrogateStepName(const appliance::ApplianceJob& job) {
+  return job.systems > 0 ? job.id + "-csx" + std::to_string(job.systems) : job.id;
+}
 
 bool wantsSurrogate(const agent::JobRecord& rec, const appliance::ApplianceJob& job) {
   // A placeholder for an entry that could not be read stands for no job a step could follow.
@@ -155,7 +159,7 @@ ProcessFacts factsOf(pid_t pid) {
   }
   // A process whose uids cannot be read is nobody's: never the job user's.
   if (!have_uid) f.real_uid = f.effective_uid = static_cast<uid_t>(-1);
-  auto ticks = spank::readStartTicks(pid);
+  auto ticks = readStartTicks(pid);
   const long hz = sysconf(_SC_CLK_TCK);
   if (ticks.ok() && hz > 0)
     f.start_ns = bootTimeNs() +

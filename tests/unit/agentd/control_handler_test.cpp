@@ -12,6 +12,7 @@
 #include "accel/agentd/node_drain.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
+#include "temp_dir.h"
 #include "test_inventory.h"
 
 namespace accel::agentd {
@@ -22,9 +23,6 @@ namespace fb = accel::control;
 class ControlHandlerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/accel-handler-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
     ASSERT_TRUE(makeDirectory(root_ + "/jobs", 0755).ok());
     agent::Inventory inv = accel::agentd::testing::twoGpuInventory();
     std::vector<std::unique_ptr<agent::JobStep>> steps;
@@ -37,7 +35,7 @@ class ControlHandlerTest : public ::testing::Test {
     ctx_.node_name = "n1";
     ctx_.version = "test";
   }
-  void TearDown() override { ASSERT_TRUE(removeTree(root_).ok()); }
+  void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
 
   static std::vector<uint8_t> prolog(uint32_t job, uint32_t uid, const char* gpus) {
     flatbuffers::FlatBufferBuilder fbb;
@@ -74,7 +72,8 @@ class ControlHandlerTest : public ::testing::Test {
     return flatbuffers::GetRoot<fb::Reply>(last_.data());
   }
 
-  std::string root_;
+  support::TempDir tmp_{"accel-handler"};
+  std::string root_ = tmp_.path();
   std::unique_ptr<agent::JobManager> manager_;
   HandlerContext ctx_;
   std::vector<uint8_t> last_;
@@ -89,6 +88,53 @@ TEST_F(ControlHandlerTest, RootRunsPrologAndEpilog) {
   EXPECT_EQ(job->devices()->Get(0)->index(), 1u);
   EXPECT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 42))->outcome(), fb::Outcome::Ok);
   EXPECT_FALSE(manager_->job(42).has_value());
+}
+
+// The request table: an events call is answered with how to read the events
+// where the node has no relay, and handed over, unanswered, where it has one.
+TEST_F(ControlHandlerTest, AnEventsCallGoesToTheRelayOnlyWhereThereIsOne) {
+  auto events = [](uint32_t job, const std::string& node, bool follow) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto body = fb::CreateEventsRequestDirect(fbb, job, node.c_str(), follow, false);
+    fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EventsRequest, body.Union()),
+               fb::RequestIdentifier());
+    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  };
+  auto* r = call(1000, events(42, "", true));
+  EXPECT_EQ(r->outcome(), fb::Outcome::BadRequest);
+  EXPECT_NE(r->message()->str().find("AggregatorQueryAddress"), std::string::npos);
+
+  ctx_.relay_events = true;
+  auto handed = dispatchRequest(ctx_, Caller{1000, 1}, events(42, "n2", true));
+  ASSERT_TRUE(handed.relay.has_value());
+  EXPECT_TRUE(handed.reply.empty());
+  EXPECT_EQ(handed.relay->job_id, 42u);
+  EXPECT_EQ(handed.relay->node, "n2");
+  EXPECT_TRUE(handed.relay->follow);
+  // A node name no node has is refused here, not passed on.
+  auto refused = dispatchRequest(ctx_, Caller{1000, 1}, events(42, std::string(256, 'n'), false));
+  EXPECT_FALSE(refused.relay.has_value());
+  EXPECT_EQ(flatbuffers::GetRoot<fb::Reply>(refused.reply.data())->outcome(),
+            fb::Outcome::BadRequest);
+  // Every other request is answered as before.
+  auto status = dispatchRequest(ctx_, Caller{1000, 1}, simple(fb::RequestBody::StatusRequest));
+  EXPECT_FALSE(status.relay.has_value());
+  EXPECT_EQ(flatbuffers::GetRoot<fb::Reply>(status.reply.data())->outcome(), fb::Outcome::Ok);
+}
+
+// The hooks' rows carry their duration metric; a refused hook and other
+// requests are not timed.
+TEST_F(ControlHandlerTest, TheHooksAloneAreTimed) {
+  AgentMetrics metrics;
+  ctx_.metrics = &metrics;
+  EXPECT_EQ(call(0, prolog(45, 1000, ""))->outcome(), fb::Outcome::Ok);
+  EXPECT_EQ(call(1000, prolog(46, 1000, ""))->outcome(), fb::Outcome::PermissionDenied);
+  EXPECT_EQ(call(1000, simple(fb::RequestBody::StatusRequest))->outcome(), fb::Outcome::Ok);
+  EXPECT_EQ(metrics.prolog_seconds.snapshot().count, 1u);
+  EXPECT_EQ(metrics.epilog_seconds.snapshot().count, 0u);
+  EXPECT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 45))->outcome(), fb::Outcome::Ok);
+  EXPECT_EQ(metrics.epilog_seconds.snapshot().count, 1u);
+  ctx_.metrics = nullptr;
 }
 
 TEST_F(ControlHandlerTest, SlurmUserMayRunHooksOrdinaryUserMayNot) {

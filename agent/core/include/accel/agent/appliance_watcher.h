@@ -90,6 +90,9 @@ class ApplianceWatcher {
   ~ApplianceWatcher();  // stops the thread
 
   void start();
+  // Joins the thread: no poll and no callback after it returns. The
+  // accessors and poke() stay safe to call until destruction.
+  void stop();
   // A job became live or ended: poll now if the watcher was idle (with jobs
   // already live, the next interval's poll sees the change).
   void poke();

@@ -73,17 +73,28 @@ struct HandlerContext {
       drain_node;
   std::function<event::OutboxStats()> outbox_stats;
   std::string aggregator;
+  // AggregatorQueryAddress is set: an EventsRequest goes to the event relay
+  // (Dispatched::relay); unset: it is answered with how to read the events.
+  bool relay_events = false;
 };
 
-// An EventsRequest's question, verified; nullopt for any other request.
-std::optional<EventsCall> eventsCallOf(std::span<const uint8_t> request);
+// What to do with one request: send `reply`, or, for an EventsRequest when
+// ctx.relay_events is set, hand the connection to the event relay with
+// `relay` (reply then empty).
+struct Dispatched {
+  std::vector<uint8_t> reply;
+  std::optional<EventsCall> relay;
+};
 
-// Never fails: a malformed request gets a BadRequest reply.
+// Verifies the request once, then answers it from the request table (kind ->
+// who may ask, handler, and for the hooks their duration metric). Never
+// fails: a malformed request gets a BadRequest reply.
+Dispatched dispatchRequest(const HandlerContext& ctx, const Caller& caller,
+                           std::span<const uint8_t> request);
+
+// dispatchRequest's reply, for callers without a relay (tests, fuzzing).
 std::vector<uint8_t> handleRequest(const HandlerContext& ctx, const Caller& caller,
                                    std::span<const uint8_t> request);
-
-// The Slurm step name that stands for an appliance job.
-std::string surrogateStepName(const appliance::ApplianceJob& job);
 
 // Builds a BadRequest/Busy reply with a message (for the transport layer).
 std::vector<uint8_t> errorReply(uint8_t outcome, const std::string& message);

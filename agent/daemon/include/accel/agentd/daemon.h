@@ -9,6 +9,8 @@
 // ControlSocket for anyone, AdminSocket for root and SlurmUser only (the
 // hooks use it); places on either are counted per uid (ipc::Admission), and
 // no user can take an admin's.
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,13 +22,10 @@
 #include <string>
 #include <thread>
 
-#include "accel/agent/appliance_watcher.h"
 #include "accel/agent/job_manager.h"
-#include "accel/agent/per_job_cap.h"
+#include "accel/agentd/appliance_service.h"
 #include "accel/agentd/control_handler.h"
-#include "accel/agentd/limit_enforcer.h"
 #include "accel/agentd/node_drain.h"
-#include "accel/agentd/surrogate_steps.h"
 #include "accel/agentd/trash_remover.h"
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
@@ -56,6 +55,16 @@ class Daemon {
 
  private:
   Result<agent::Inventory> loadInventory(const AccelConfig& config) const;
+  Status loadConfig();
+  Status startVendors();
+  Status startJobManager();
+  Status startEvents();
+  Result<agent::RecoverySummary> recoverJobs();
+  void makeHandlerContext();
+  void announceStart(const agent::RecoverySummary& recovered);
+  Status listen();
+  Status startLoop();
+  void startStaleSweep();
   bool startWorker();
   void worker(int epfd);
   bool acceptOne(int epfd, bool* left);
@@ -75,20 +84,14 @@ class Daemon {
   void armStatusTimer(std::chrono::nanoseconds after);
   void emitEvent(const event::Event& e);
   Status startTrash(const std::string& ipu_root);
-  bool applianceEventAllowed(uint32_t job_id);
-  void startApplianceWatcher();
-  Status startLimitEnforcer();
+  ApplianceService::Options applianceOptions() const;
   Status startMetrics();
   Status startEventRelay();
-  bool relayEvents(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin,
-                   std::span<const uint8_t> request);
-  void cancelApplianceJobs(uint32_t job_id);
-  void startSurrogateSteps();
-  void maybeSurrogate(const appliance::ApplianceJob& job);
-  void surrogateEnded(const SurrogateSpec& spec, int wait_status);
 
   DaemonOptions options_;
   AccelConfig config_;
+  uid_t slurm_uid_ = 0;  // SlurmUser's
+  sigset_t signals_{};   // TERM, INT, HUP: blocked in every thread, read from signal_fd_
   // HookTimeout for the request threads (config_ is the loop's): reloads change it.
   std::atomic<int64_t> hook_timeout_s_{0};
   // Shared with the vendor clients, which note their calls in it (a detached
@@ -105,13 +108,8 @@ class Daemon {
   // AggregatorQueryAddress: `accelctl events --job` relayed (workers hand it callers).
   std::unique_ptr<EventRelay> relay_;
   std::unique_ptr<agent::JobManager> manager_;
-  std::unique_ptr<LimitEnforcer> limits_;       // before appliance_: outlives its calls
-  std::unique_ptr<SurrogateSteps> surrogates_;  // likewise
-  std::mutex surrogate_mu_;
-  std::set<std::string> surrogate_started_;  // appliance jobs whose step's waiter reported
-  // Events of each job's appliance work (appliance job changes, surrogate steps).
-  agent::PerJobCap appliance_events_{agent::kMaxApplianceEventsPerJob};
-  std::unique_ptr<agent::ApplianceWatcher> appliance_;  // after manager_: stopped first
+  // Appliance work and time limits; after manager_, stopped before it.
+  std::unique_ptr<ApplianceService> appliance_;
   // Asks slurmctld about re-adopted jobs once after start (stale_jobs.h);
   // joined in the destructor, told to stop between jobs.
   std::thread stale_sweep_;

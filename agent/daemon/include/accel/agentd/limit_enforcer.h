@@ -1,7 +1,8 @@
 #pragma once
 // Enforces appliance time limits on the node. One thread waits on a
-// CLOCK_REALTIME timerfd armed, absolutely, at the earliest pending action of
-// any job (warning, enforcement, SIGKILL after the grace); it is re-armed
+// CLOCK_BOOTTIME timerfd armed for the time from `now` (the job clock) to the
+// earliest pending action of any job (warning, enforcement, SIGKILL after the
+// grace), so a step of the wall clock moves no deadline; it is re-armed
 // whenever a budget or a job's tasks change and after every action. That
 // thread only signals; a second thread records each action in the job
 // record, streams its event, logs it and starts cancelling appliance jobs,
@@ -44,7 +45,7 @@ struct EnforcerActions {
   // the node has no appliance.
   std::function<void(uint32_t job_id)> cancel_appliance;
   std::function<void(const event::Event&)> emit;
-  std::function<int64_t()> now;  // CLOCK_REALTIME ns
+  std::function<int64_t()> now;  // the job clock (jobClockNs: wall time that does not step), ns
 };
 
 class LimitEnforcer {

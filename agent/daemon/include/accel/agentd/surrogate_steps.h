@@ -47,6 +47,9 @@ struct SurrogateOptions {
 // job manager's to say (claimSurrogate).
 bool wantsSurrogate(const agent::JobRecord& rec, const appliance::ApplianceJob& job);
 
+// The Slurm step name that stands for an appliance job.
+std::string surrogateStepName(const appliance::ApplianceJob& job);
+
 // The command line srun gets (pure, for tests).
 std::vector<std::string> surrogateArgv(const SurrogateOptions& options, const SurrogateSpec& spec);
 

@@ -1,0 +1,118 @@
+#pragma once
+// The node's appliance work and its time limits, as one subsystem of
+// accel-agentd. It owns four threads and joins them all in stop():
+//   - the appliance watcher's poll thread (agent::ApplianceWatcher): follows
+//     the appliance jobs of the jobs ready here, logs and streams each change;
+//   - the limit enforcer's two threads (limit_enforcer.h): signals tasks at a
+//     job's limit and records what it did;
+//   - a cancel thread: at a job's limit it cancels the job's appliance jobs,
+//     off the enforcer's threads because an appliance call may take seconds.
+// Surrogate steps (surrogate_steps.h) report ends on their own helper threads,
+// which the SurrogateSteps object stops reporting from once it is destroyed.
+//
+// Without an appliance client only the limit enforcer runs: an IPU or GPU
+// job's limit is its tasks' to keep.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "accel/agent/appliance_watcher.h"
+#include "accel/agent/job_manager.h"
+#include "accel/agent/per_job_cap.h"
+#include "accel/agentd/agent_metrics.h"
+#include "accel/agentd/limit_enforcer.h"
+#include "accel/agentd/surrogate_steps.h"
+#include "accel/appliance/appliance.h"
+#include "accel/common/config.h"
+#include "accel/common/result.h"
+#include "accel/events/event.h"
+
+namespace accel::agentd {
+
+class ApplianceService {
+ public:
+  struct Options {
+    std::chrono::milliseconds poll_interval{1000};  // ApplianceInterval
+    int64_t kill_grace_ns = 0;                      // ApplianceKillGrace
+    bool surrogate_steps = false;                   // SurrogateSteps
+    std::string config_path;                        // accel.conf, for the surrogate sruns
+    std::string accelctl;                           // the accelctl their waiters run
+    // The job clock (CLOCK_REALTIME ns) the watcher and the enforcer read;
+    // unset: jobClockNs. Tests give a FakeClock's.
+    std::function<int64_t()> now;
+  };
+  using Emit = std::function<void(const event::Event&)>;
+
+  // `client` null: the node has no appliance. `manager`, `metrics` and the
+  // sink behind `emit` must outlive the service.
+  ApplianceService(agent::JobManager& manager, std::shared_ptr<appliance::ApplianceClient> client,
+                   AgentMetrics& metrics, Emit emit, Options options);
+  ~ApplianceService();  // stop()
+
+  // After the job manager recovered: adopts the surrogate steps a previous
+  // daemon started, starts the watcher and the enforcer (which acts at once
+  // on a deadline that passed while no daemon ran).
+  Status start();
+  // Joins every thread; idempotent. The watcher's thread stops first (it
+  // feeds the others), then the enforcer, the surrogate steps and the cancels.
+  void stop();
+
+  // For the control handler; any thread.
+  bool hasAppliance() const { return client_ != nullptr; }
+  std::vector<appliance::ApplianceJob> jobsOf(uint32_t job_id) const;
+  double secondsOf(uint32_t job_id) const;
+  void jobsChanged();  // a prolog or epilog changed the live jobs
+  void surrogateStarted(const std::string& appliance_job);  // its step was made
+  // Whether one more event of the job's appliance work may be streamed
+  // (agent::kMaxApplianceEventsPerJob); said once in the log when not.
+  bool eventAllowed(uint32_t job_id);
+  // A job's budget changed (JobManager's budget listener); before start(): nothing.
+  void rearmLimits();
+
+ private:
+  std::vector<agent::LiveJob> liveJobs();
+  void changed(const appliance::ApplianceJob& job);
+  void maybeSurrogate(const appliance::ApplianceJob& job);
+  void surrogateEnded(const SurrogateSpec& spec, int wait_status);
+  void adoptSurrogates();
+  struct Cancel {
+    uint32_t job_id;
+    uid_t uid;  // the job's user, whose appliance jobs alone are cancelled
+    std::string user;
+  };
+  void queueCancel(uint32_t job_id);
+  void cancelLoop();
+  void cancelJobsOf(const Cancel& c);
+
+  agent::JobManager& manager_;
+  std::shared_ptr<appliance::ApplianceClient> client_;
+  AgentMetrics& metrics_;
+  Emit emit_;
+  Options options_;
+
+  // Events of each job's appliance work (appliance job changes, surrogate steps).
+  agent::PerJobCap events_{agent::kMaxApplianceEventsPerJob};
+  std::mutex surrogate_mu_;
+  std::set<std::string> surrogate_started_;  // appliance jobs whose step's waiter reported
+
+  // stop() ends their threads in the order they call each other, and
+  // destroys the watcher last: the others poke it.
+  std::unique_ptr<agent::ApplianceWatcher> watcher_;
+  std::unique_ptr<SurrogateSteps> surrogates_;
+  std::unique_ptr<LimitEnforcer> limits_;
+
+  std::mutex cancel_mu_;
+  std::condition_variable cancel_cv_;
+  std::deque<Cancel> cancels_;  // jobs whose appliance jobs are to be cancelled, each once
+  bool cancel_stop_ = false;
+  std::thread cancel_thread_;
+};
+
+}  // namespace accel::agentd

@@ -1,0 +1,201 @@
+// The daemon's appliance subsystem on a FakeAppliance and a FakeClock: the
+// watcher follows a ready job's appliance work and streams it, the limit
+// cancels only the job's own appliance jobs (on the service's cancel thread),
+// and stop() leaves no thread of the service behind.
+#include "accel/agentd/appliance_service.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_appliance.h"
+#include "fake_clock.h"
+#include "temp_dir.h"
+
+namespace accel::agentd {
+namespace {
+
+using support::FakeClock;
+using support::TempDir;
+
+constexpr int64_t kSec = FakeClock::kSec;
+constexpr int64_t kT0 = FakeClock::kDefaultWallNs;
+
+// Threads of this process, from /proc/self/task.
+int threadCount() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+appliance::ApplianceJob run(const std::string& id, uint32_t job, int uid, const std::string& user,
+                            int64_t start) {
+  appliance::ApplianceJob j;
+  j.id = id;
+  j.slurm_job_id = job;
+  j.uid = uid;
+  j.user = user;
+  j.state = appliance::ApplianceState::kRunning;
+  j.systems = 1;
+  j.start_ns = start;
+  return j;
+}
+
+class ApplianceServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    threads_before_ = threadCount();
+    manager_ = std::make_unique<agent::JobManager>(
+        agent::JobStore(dir_.file("state")), agent::Inventory{},
+        std::vector<std::unique_ptr<agent::JobStep>>{}, clock_.wallFn());
+    ASSERT_TRUE(manager_->recover().ok());
+    manager_->setBudgetListener([this] {
+      if (service_) service_->rearmLimits();
+    });
+  }
+
+  void TearDown() override {
+    service_.reset();
+    manager_.reset();
+  }
+
+  // A job ready on this node, the leader of its one-node list, with an
+  // appliance limit of `limit_s`.
+  void addJob(uint32_t id, int64_t limit_s) {
+    agent::JobRequestSpec spec;
+    spec.job_id = id;
+    spec.uid = 1000;
+    spec.user = "alice";
+    spec.appliance_time_sec = limit_s;
+    spec.node = "n1";
+    spec.node_list = "n1";
+    ASSERT_TRUE(manager_->prolog(spec).ok());
+  }
+
+  void startService(std::shared_ptr<appliance::FakeAppliance> client) {
+    ApplianceService::Options o;
+    o.poll_interval = std::chrono::milliseconds(20);
+    o.kill_grace_ns = 30 * kSec;
+    o.now = clock_.wallFn();
+    service_ = std::make_unique<ApplianceService>(
+        *manager_, std::move(client), metrics_,
+        [this](const event::Event& e) {
+          {
+            std::lock_guard<std::mutex> g(mu_);
+            events_.push_back(e);
+          }
+          cv_.notify_all();
+        },
+        o);
+    ASSERT_TRUE(service_->start().ok());
+  }
+
+  template <typename Pred>
+  bool waitUntil(Pred done) {
+    std::unique_lock<std::mutex> lk(mu_);
+    return cv_.wait_for(lk, std::chrono::seconds(10), [&] { return done(events_); });
+  }
+
+  // For what happens on the service's cancel thread, which tells nobody:
+  // looked at every 10 ms, for at most 10 s.
+  template <typename Pred>
+  static bool eventually(Pred done) {
+    for (int i = 0; i < 1000; ++i) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return done();
+  }
+
+  static bool cancelledOnly(appliance::FakeAppliance& fake, const std::vector<std::string>& ids) {
+    std::lock_guard<std::mutex> g(fake.mu);
+    return fake.cancelled == ids;
+  }
+
+  TempDir dir_{"accel-appliance-service"};
+  FakeClock clock_;
+  AgentMetrics metrics_;
+  std::unique_ptr<agent::JobManager> manager_;
+  std::unique_ptr<ApplianceService> service_;
+  int threads_before_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<event::Event> events_;
+};
+
+TEST_F(ApplianceServiceTest, WithoutAnApplianceOnlyTheLimitsRun) {
+  startService(nullptr);
+  EXPECT_FALSE(service_->hasAppliance());
+  EXPECT_TRUE(service_->jobsOf(7).empty());
+  EXPECT_EQ(service_->secondsOf(7), 0.0);
+  service_->jobsChanged();  // nothing to poke; must not fail
+  service_->stop();
+  EXPECT_EQ(threadCount(), threads_before_);
+}
+
+TEST_F(ApplianceServiceTest, FollowsAReadyJobsApplianceWorkAndStreamsIt) {
+  auto fake = std::make_shared<appliance::FakeAppliance>();
+  fake->list = {run("wsjob-a", 7, 1000, "alice", kT0)};
+  addJob(7, 0);
+  startService(fake);
+  service_->jobsChanged();
+  ASSERT_TRUE(waitUntil([](const std::vector<event::Event>& seen) {
+    return std::any_of(seen.begin(), seen.end(), [](const event::Event& e) {
+      const auto* c = std::get_if<event::ApplianceJobChanged>(&e);
+      return c && c->job_id == 7 && c->appliance_job == "wsjob-a";
+    });
+  })) << "the watcher never reported the job's appliance job";
+  auto followed = service_->jobsOf(7);
+  ASSERT_EQ(followed.size(), 1u);
+  EXPECT_EQ(followed[0].id, "wsjob-a");
+}
+
+// At the limit the job's own appliance job is cancelled; another user's
+// entry that carries the same Slurm job label is not.
+TEST_F(ApplianceServiceTest, TheLimitCancelsOnlyTheJobsOwnApplianceJobs) {
+  auto fake = std::make_shared<appliance::FakeAppliance>();
+  fake->list = {run("wsjob-own", 7, 1000, "alice", kT0),
+                run("wsjob-other", 7, 1001, "mallory", kT0)};
+  addJob(7, 10);
+  ASSERT_TRUE(manager_->applianceJobSeen(7, fake->list[0]).ok());
+  startService(fake);
+  clock_.advanceTo(kT0 + 11 * kSec);
+  service_->rearmLimits();
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> g(fake->mu);
+    return !fake->cancelled.empty();
+  })) << "nothing was cancelled at the limit";
+  // The cancel thread has run its one cancel; stop() joins it.
+  service_->stop();
+  EXPECT_TRUE(cancelledOnly(*fake, {"wsjob-own"}));
+  EXPECT_EQ(metrics_.limit_enforcements.value(), 1u);
+}
+
+// stop() joins the watcher, the enforcer's threads and the cancel thread:
+// none is left running, and stopping twice is harmless.
+TEST_F(ApplianceServiceTest, StopLeavesNoThreadBehind) {
+  auto fake = std::make_shared<appliance::FakeAppliance>();
+  addJob(7, 10);
+  startService(fake);
+  EXPECT_GT(threadCount(), threads_before_);
+  service_->stop();
+  EXPECT_EQ(threadCount(), threads_before_);
+  service_->stop();
+  EXPECT_EQ(threadCount(), threads_before_);
+}
+
+}  // namespace
+}  // namespace accel::agentd

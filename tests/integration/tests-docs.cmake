@@ -20,3 +20,16 @@ set_tests_properties(integration.docs_commands PROPERTIES
 # The checker itself: it refuses what it must refuse.
 add_test(NAME docs.checker_refuses COMMAND bash ${PROJECT_SOURCE_DIR}/tests/docs/checker_test.sh)
 set_tests_properties(docs.checker_refuses PROPERTIES LABELS docs)
+
+# Every folder with code has a README.md with "## Depends on" and "## Tests" (no build
+# needed); the second test shows the check refusing trees that break each rule.
+add_test(NAME docs.folder_readmes COMMAND bash ${PROJECT_SOURCE_DIR}/tests/docs/folder_readmes.sh)
+add_test(NAME docs.folder_readmes_refuses
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/docs/folder_readmes.sh --self-test)
+set_tests_properties(docs.folder_readmes docs.folder_readmes_refuses PROPERTIES LABELS docs)
+
+# The tree formatted with clang-format 14 (.clang-format), and the check shown able to refuse.
+add_test(NAME docs.clang_format COMMAND bash ${PROJECT_SOURCE_DIR}/tests/docs/clang_format.sh)
+add_test(NAME docs.clang_format_refuses
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/docs/clang_format.sh --self-test)
+set_tests_properties(docs.clang_format docs.clang_format_refuses PROPERTIES LABELS docs)

@@ -178,6 +178,15 @@ ctld_knows_user() {
         grep -q "UserName=$1("
 }
 
+# Every user of the sandbox account that accounting has (the account's own association has no
+# user and is skipped).
+ctld_knows_all_users() {
+    local user
+    for user in $(sacctmgr -n -P show assoc cluster="$CLUSTER_NAME" account="$ACCOUNT_NAME"         format=user); do
+        ctld_knows_user "$user" || return 1
+    done
+}
+
 # --- slurmctld ---------------------------------------------------------------------------------
 # Jobs recovered from the state file belong to an earlier run that was not shut down with
 # `down` (which cancels them); their processes are gone, so they are cancelled here rather than
@@ -188,6 +197,10 @@ start_slurmctld() {
     spawn slurmctld slurmctld -D
     SPAWN_WRAP=()
     wait_until "$TIMEOUT" "slurmctld to answer" scontrol ping || return 1
+    # slurmctld answers before it holds the associations from slurmdbd (24.11 reads them on a
+    # thread of its own); a job submitted meanwhile is refused with "Invalid account".
+    wait_until "$TIMEOUT" "slurmctld to load the users' associations" ctld_knows_all_users ||
+        return 1
     [[ ${SB_KEEP_JOBS:-} == yes ]] || cancel_all_jobs "left from an earlier run"
 }
 

@@ -14,11 +14,11 @@
 #include "accel/aggregator/allow_list.h"
 #include "accel/aggregator/cli.h"
 #include "accel/aggregator/comment_writer.h"
-#include "accel/aggregator/notify.h"
 #include "accel/aggregator/server.h"
 #include "accel/common/clock.h"
 #include "accel/common/log.h"
 #include "accel/common/metrics_http.h"
+#include "accel/common/notify.h"
 
 namespace accel::aggregator {
 namespace {

@@ -1,11 +1,12 @@
-#include "accel/aggregator/notify.h"
+#include "accel/common/notify.h"
 
 #include <systemd/sd-daemon.h>
 
-namespace accel::aggregator::notify {
+namespace accel::notify {
 
 void ready(const std::string& s) { sd_notifyf(0, "READY=1\nSTATUS=%s", s.c_str()); }
 void status(const std::string& s) { sd_notifyf(0, "STATUS=%s", s.c_str()); }
+void reloading() { sd_notify(0, "RELOADING=1"); }
 void stopping() { sd_notify(0, "STOPPING=1"); }
 void watchdog() { sd_notify(0, "WATCHDOG=1"); }
 
@@ -15,4 +16,4 @@ std::chrono::microseconds watchdogInterval() {
   return std::chrono::microseconds(usec / 2);
 }
 
-}  // namespace accel::aggregator::notify
+}  // namespace accel::notify

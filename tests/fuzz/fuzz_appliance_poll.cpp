@@ -15,7 +15,7 @@
 
 #include "accel/agent/appliance_budget.h"
 #include "accel/agent/appliance_watcher.h"
-#include "accel/appliance/appliance.h"
+#include "accel/appliance/csctl_cli.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "accel/appliance/appliance.h"
-#include "accel/ipu/partition_controller.h"
+#include "accel/appliance/csctl_cli.h"
+#include "accel/ipu/vipu_cli.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

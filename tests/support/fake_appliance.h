@@ -1,7 +1,7 @@
 #pragma once
 // An appliance that holds state instead of talking to one: tests set the
 // jobs it lists, make it unreachable, and read what was polled and
-// cancelled. Header only; link accel_appliance.
+// cancelled. Header only; link accel_appliance_api.
 //
 // The fields are the fake's state, public so that a test sets them up
 // directly. A test whose code under test polls from another thread changes

@@ -1,6 +1,7 @@
 #include "accel/agentd/appliance_service.h"
 
 #include <algorithm>
+#include <system_error>
 
 #include "accel/agentd/job_clock.h"
 #include "accel/agentd/task_signals.h"
@@ -32,7 +33,6 @@ Status ApplianceService::start() {
         [this](const SurrogateSpec& spec, int status) { surrogateEnded(spec, status); });
   }
   if (client_) {
-    cancel_thread_ = std::thread([this] { cancelLoop(); });
     // Told once per entry while it stays listed.
     auto ignored = [](const appliance::ApplianceJob& j) {
       const std::string who = j.uid >= 0 ? "user " + (j.user.empty() ? "" : "'" + j.user + "' ") +
@@ -66,12 +66,13 @@ void ApplianceService::stop() {
   if (watcher_) watcher_->stop();
   limits_.reset();
   surrogates_.reset();
+  std::vector<CancelThread> cancels;
   {
     std::lock_guard<std::mutex> g(cancel_mu_);
     cancel_stop_ = true;
+    cancels.swap(cancels_);
   }
-  cancel_cv_.notify_all();
-  if (cancel_thread_.joinable()) cancel_thread_.join();
+  for (auto& c : cancels) c.thread.join();
   watcher_.reset();
 }
 
@@ -214,31 +215,37 @@ void ApplianceService::surrogateEnded(const SurrogateSpec& spec, int status) {
 }
 
 // Called on the enforcer's reporting thread; returns at once.
-// The job's user is taken now: its record may be gone by the time the
-// cancel thread gets to it.
+// Called on the enforcer's reporting thread; returns at once. The job's
+// user is taken now: its record may be gone by the time the cancel runs.
 void ApplianceService::queueCancel(uint32_t job_id) {
   auto rec = manager_.job(job_id);
   if (!rec) return;
-  {
-    std::lock_guard<std::mutex> g(cancel_mu_);
-    if (std::none_of(cancels_.begin(), cancels_.end(),
-                     [&](const Cancel& c) { return c.job_id == job_id; }))
-      cancels_.push_back(Cancel{job_id, rec->spec.uid, rec->spec.user});
+  Cancel c{job_id, rec->spec.uid, rec->spec.user};
+  std::lock_guard<std::mutex> g(cancel_mu_);
+  if (cancel_stop_) return;
+  reapCancelsLocked();
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  try {
+    std::thread t([this, c = std::move(c), done] {
+      cancelJobsOf(c);
+      watcher_->poke();
+      done->store(true);
+    });
+    cancels_.push_back(CancelThread{std::move(t), std::move(done)});
+  } catch (const std::system_error& e) {
+    log::error("limit: job " + std::to_string(job_id) +
+               ": appliance jobs not cancelled: no thread: " + e.what());
   }
-  cancel_cv_.notify_one();
 }
 
-void ApplianceService::cancelLoop() {
-  std::unique_lock<std::mutex> lk(cancel_mu_);
-  for (;;) {
-    cancel_cv_.wait(lk, [this] { return cancel_stop_ || !cancels_.empty(); });
-    if (cancel_stop_) return;
-    Cancel c = std::move(cancels_.front());
-    cancels_.pop_front();
-    lk.unlock();
-    cancelJobsOf(c);
-    watcher_->poke();
-    lk.lock();
+void ApplianceService::reapCancelsLocked() {
+  for (auto it = cancels_.begin(); it != cancels_.end();) {
+    if (it->done->load()) {
+      it->thread.join();
+      it = cancels_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 

@@ -61,7 +61,7 @@ fb::JobState stateOf(agent::JobPhase p) {
 // Whether this node can run the clock of the job's appliance limit (the
 // node reads an appliance, or the job holds IPUs or devices here).
 bool limitMeasurableHere(const HandlerContext& ctx, const JobRecord& r) {
-  return agent::limitMeasurable(r.spec, r.devices, static_cast<bool>(ctx.appliance_jobs));
+  return agent::limitMeasurable(r.spec, r.devices, ctx.appliance != nullptr);
 }
 
 // What the job's output and the journal say of a limit nothing here measures.
@@ -77,12 +77,12 @@ flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord
                                          const HandlerContext* ctx = nullptr) {
   std::vector<flatbuffers::Offset<fb::ApplianceJobInfo>> appliance_jobs;
   double appliance_seconds = 0;
-  if (ctx && ctx->appliance_jobs) {
-    for (const auto& a : ctx->appliance_jobs(r.spec.job_id))
+  if (ctx && ctx->appliance) {
+    for (const auto& a : ctx->appliance->jobsOf(r.spec.job_id))
       appliance_jobs.push_back(
           fb::CreateApplianceJobInfoDirect(fbb, a.id.c_str(), appliance::stateName(a.state),
                                            a.systems, a.create_ns, a.start_ns, a.end_ns));
-    if (ctx->appliance_seconds) appliance_seconds = ctx->appliance_seconds(r.spec.job_id);
+    appliance_seconds = ctx->appliance->secondsOf(r.spec.job_id);
   }
   std::vector<flatbuffers::Offset<fb::Device>> devices;
   for (uint32_t d : r.devices) devices.push_back(fb::CreateDevice(fbb, fb::DeviceKind::Other, d));
@@ -150,7 +150,7 @@ int64_t monoUs() { return monoNs() / 1000; }
 std::string accelKind(const HandlerContext& ctx, const agent::JobRecord& r) {
   if (r.spec.ipus > 0) return "ipu";
   if (!r.devices.empty()) return "gpu";
-  if (r.spec.appliance_time_sec > 0 && ctx.appliance_jobs) return "appliance";
+  if (r.spec.appliance_time_sec > 0 && ctx.appliance) return "appliance";
   return "";
 }
 
@@ -252,7 +252,7 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
                (r.error().code() == ErrorCode::kInvalidArgument
                     ? " (the job fails; the node stays up)"
                     : ""));
-  if (r.ok() && ctx.jobs_changed) ctx.jobs_changed();
+  if (r.ok() && ctx.appliance) ctx.appliance->jobsChanged();
   if (!r.ok() && outcomeOf(r.error()) == fb::Outcome::NodeFault)
     noteNodeFault(ctx, "prolog: job " + std::to_string(spec.job_id) + ": " + r.error().message());
   if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
@@ -271,7 +271,7 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
     // Nothing of the job was here (an epilog again, a job the agent never
     // saw, or one already ended on restart): its end has been told, or there
     // is none to tell.
-    if (ctx.jobs_changed) ctx.jobs_changed();
+    if (ctx.appliance) ctx.appliance->jobsChanged();
     return simple(fb::Outcome::Ok, "");
   }
   event::EpilogFinished e{.job_id = req->job_id()};
@@ -288,7 +288,7 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
     e.message = s.error().message();
   }
   emit(ctx, std::move(e));
-  if (ctx.jobs_changed) ctx.jobs_changed();
+  if (ctx.appliance) ctx.appliance->jobsChanged();
   if (!s.ok()) {
     log::error("epilog: job " + std::to_string(req->job_id()) + ": " + s.error().message());
     noteNodeFault(ctx, "epilog: job " + std::to_string(req->job_id()) + ": " + s.error().message());
@@ -370,11 +370,12 @@ std::vector<uint8_t> onStatus(const HandlerContext& ctx, const Caller& caller) {
     timed.push_back(
         fb::CreateTimedErrorDirect(fbb, e.at_ns, faultFor(ctx, caller, e.message).c_str()));
   auto events = eventsStatus(fbb, ctx);
+  const std::string events_line = ctx.outbox_stats ? event::describe(ctx.outbox_stats()) : "";
   auto info = fb::CreateStatusInfoDirect(
       fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns, jobs,
       static_cast<uint32_t>(st.devices_total), static_cast<uint32_t>(st.devices_in_use),
       ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
-      ctx.events_status ? ctx.events_status().c_str() : nullptr, &use, health.config_loaded_ns,
+      ctx.outbox_stats ? events_line.c_str() : nullptr, &use, health.config_loaded_ns,
       health.config_error.c_str(), &controllers, events, &timed);
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo,
                                            info.Union()));
@@ -451,13 +452,13 @@ std::vector<uint8_t> onSurrogate(const HandlerContext& ctx, const Caller& caller
   if (!appliance::isValidJobId(id))
     return simple(fb::Outcome::BadRequest, "surrogate: not an appliance job id");
   std::vector<appliance::ApplianceJob> jobs;
-  if (ctx.appliance_jobs) jobs = ctx.appliance_jobs(sr->job_id());
+  if (ctx.appliance) jobs = ctx.appliance->jobsOf(sr->job_id());
   auto it = std::find_if(jobs.begin(), jobs.end(), [&](const auto& a) { return a.id == id; });
   if (it == jobs.end())
     return simple(fb::Outcome::NotFound,
                   "surrogate: " + id + " is not an appliance job of this job");
   (void)ctx.manager->surrogateStepStarted(sr->job_id(), sr->step_id());
-  if (ctx.surrogate_started) ctx.surrogate_started(sr->job_id(), id);
+  if (ctx.appliance) ctx.appliance->surrogateStarted(id);
   emit(ctx, event::StepStarted{.job_id = sr->job_id(),
                                .step_id = sr->step_id(),
                                .name = surrogateStepName(*it),

@@ -24,7 +24,6 @@
 #include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/inventory_builder.h"
 #include "accel/agentd/job_clock.h"
-#include "accel/agentd/notify.h"
 #include "accel/agentd/slurm_jobs.h"
 #include "accel/agentd/stale_jobs.h"
 #include "accel/agentd/task_signals.h"
@@ -32,6 +31,7 @@
 #include "accel/common/clock.h"
 #include "accel/common/config_file.h"
 #include "accel/common/log.h"
+#include "accel/common/notify.h"
 #include "accel/common/safe_file.h"
 #include "accel/common/vipu_config.h"
 #include "accel/events/outbox.h"
@@ -185,9 +185,11 @@ Status Daemon::loadConfig() {
 // Every vendor call is timed (accel_driver_call_seconds) and noted in the
 // node's health for `accelctl status`.
 Status Daemon::startVendors() {
-  auto vendors = setUpVendors(config_, options_.config_path, options_.hw_mock_dir);
-  ACCEL_TRY(vendors);
-  vendors_ = std::move(*vendors);
+  if (options_.set_up_vendors) {
+    auto vendors = options_.set_up_vendors(config_, options_.config_path, options_.hw_mock_dir);
+    ACCEL_TRY(vendors);
+    vendors_ = std::move(*vendors);
+  }
   health_->configLoaded();
   health_->setCallTimer([m = metrics_.get()](const std::string& name, bool ok, double seconds) {
     m->driver_calls.with({name, ok ? "ok" : "error"}).observe(seconds);
@@ -311,15 +313,7 @@ void Daemon::makeHandlerContext() {
       return;
     emitEvent(e);
   };
-  if (appliance_->hasAppliance()) {
-    ctx_.surrogate_started = [this](uint32_t, const std::string& appliance_job) {
-      appliance_->surrogateStarted(appliance_job);
-    };
-    ctx_.appliance_jobs = [this](uint32_t id) { return appliance_->jobsOf(id); };
-    ctx_.appliance_seconds = [this](uint32_t id) { return appliance_->secondsOf(id); };
-    ctx_.jobs_changed = [this] { appliance_->jobsChanged(); };
-  }
-  ctx_.events_status = [this] { return event::describe(outbox_->stats()); };
+  if (appliance_->hasAppliance()) ctx_.appliance = appliance_.get();
   ctx_.outbox_stats = [this] { return outbox_->stats(); };
   ctx_.aggregator = config_.aggregator_address.value_or("");
   ctx_.relay_events = relay_ != nullptr;

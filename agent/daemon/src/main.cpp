@@ -9,6 +9,7 @@
 
 #include "accel/agentd/daemon.h"
 #include "accel/agentd/slurmctld.h"
+#include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
 #include "accel/common/log.h"
 #include "accel/slurm/jobs.h"
@@ -156,6 +157,7 @@ int main(int argc, char** argv) {
     }
     opts.config_path = *p;
   }
+  opts.set_up_vendors = accel::agentd::setUpVendors;  // the real vendor clients
   accel::agentd::Daemon daemon(opts);
   auto started = daemon.start();
   if (!started.ok()) {

@@ -81,10 +81,6 @@ Result<std::vector<std::string>> passedNames(const AccelConfig& config, bool hw_
 
 }  // namespace
 
-std::chrono::milliseconds followerWaitBudget(std::chrono::seconds hook_timeout) {
-  return std::chrono::duration_cast<milliseconds>(hook_timeout) / 2;
-}
-
 Result<Vendors> setUpVendors(const AccelConfig& config, const std::string& accel_conf_path,
                              const std::optional<std::string>& hw_mock_override) {
   Vendors v;

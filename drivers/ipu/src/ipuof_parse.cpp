@@ -1,6 +1,6 @@
 #include <nlohmann/json.hpp>
 
-#include "accel/ipu/partition_controller.h"
+#include "accel/ipu/vipu_cli.h"
 
 namespace accel::ipu {
 

@@ -1,7 +1,8 @@
 // The daemon's appliance subsystem on a FakeAppliance and a FakeClock: the
 // watcher follows a ready job's appliance work and streams it, the limit
-// cancels only the job's own appliance jobs (on the service's cancel thread),
-// and stop() leaves no thread of the service behind.
+// cancels only the job's own appliance jobs (on a cancel thread of the job's),
+// one job's hung cancel holds up no other, and stop() leaves no thread of the
+// service behind.
 #include "accel/agentd/appliance_service.h"
 
 #include <dirent.h>
@@ -184,7 +185,65 @@ TEST_F(ApplianceServiceTest, TheLimitCancelsOnlyTheJobsOwnApplianceJobs) {
   EXPECT_EQ(metrics_.limit_enforcements.value(), 1u);
 }
 
-// stop() joins the watcher, the enforcer's threads and the cancel thread:
+// An appliance whose cancel of one job hangs until the test lets it go.
+class HangingCancel : public appliance::FakeAppliance {
+ public:
+  explicit HangingCancel(std::string hangs) : hangs_(std::move(hangs)) {}
+  Status cancel(const std::string& id) override {
+    if (id == hangs_) {
+      std::unique_lock<std::mutex> lk(hang_mu_);
+      hanging_ = true;
+      hang_cv_.wait(lk, [this] { return released_; });
+    }
+    return FakeAppliance::cancel(id);
+  }
+  bool hanging() {
+    std::lock_guard<std::mutex> g(hang_mu_);
+    return hanging_;
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> g(hang_mu_);
+      released_ = true;
+    }
+    hang_cv_.notify_all();
+  }
+
+ private:
+  std::string hangs_;
+  std::mutex hang_mu_;
+  std::condition_variable hang_cv_;
+  bool hanging_ = false;
+  bool released_ = false;
+};
+
+// Two jobs reach their limits together and the first one's cancel hangs:
+// the second's appliance job is cancelled all the same.
+TEST_F(ApplianceServiceTest, OneJobsHungCancelHoldsUpNoOther) {
+  auto fake = std::make_shared<HangingCancel>("wsjob-seven");
+  fake->list = {run("wsjob-seven", 7, 1000, "alice", kT0),
+                run("wsjob-eight", 8, 1000, "alice", kT0)};
+  addJob(7, 10);
+  addJob(8, 12);
+  ASSERT_TRUE(manager_->applianceJobSeen(7, fake->list[0]).ok());
+  ASSERT_TRUE(manager_->applianceJobSeen(8, fake->list[1]).ok());
+  startService(fake);
+  clock_.advanceTo(kT0 + 11 * kSec);  // job 7's limit
+  service_->rearmLimits();
+  ASSERT_TRUE(eventually([&] { return fake->hanging(); })) << "job 7's cancel never started";
+  clock_.advanceTo(kT0 + 13 * kSec);  // job 8's limit, job 7's cancel still hanging
+  service_->rearmLimits();
+  const bool eight_cancelled = eventually([&] {
+    std::lock_guard<std::mutex> g(fake->mu);
+    return fake->cancelled == std::vector<std::string>{"wsjob-eight"};
+  });
+  fake->release();
+  service_->stop();
+  EXPECT_TRUE(eight_cancelled) << "job 8's cancel waited for job 7's";
+  EXPECT_TRUE(cancelledOnly(*fake, {"wsjob-eight", "wsjob-seven"}));
+}
+
+// stop() joins the watcher, the enforcer's threads and the cancel threads:
 // none is left running, and stopping twice is harmless.
 TEST_F(ApplianceServiceTest, StopLeavesNoThreadBehind) {
   auto fake = std::make_shared<appliance::FakeAppliance>();

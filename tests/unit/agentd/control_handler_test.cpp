@@ -20,6 +20,15 @@ namespace {
 
 namespace fb = accel::control;
 
+// An appliance that lists no jobs: the node reads one, nothing more.
+class NoApplianceJobs : public ApplianceView {
+ public:
+  std::vector<appliance::ApplianceJob> jobsOf(uint32_t) const override { return {}; }
+  double secondsOf(uint32_t) const override { return 0; }
+  void jobsChanged() override {}
+  void surrogateStarted(const std::string&) override {}
+};
+
 class ControlHandlerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -376,7 +385,8 @@ TEST_F(ControlHandlerTest, ALimitNothingHereMeasuresIsToldToTheJobAndTheEvents) 
   ASSERT_EQ(call(0, limited(61, "1"))->outcome(), fb::Outcome::Ok);
   EXPECT_FALSE(unmeasured()) << "a GPU job's steps run its clock";
   EXPECT_TRUE(warnings(61).empty());
-  ctx_.appliance_jobs = [](uint32_t) { return std::vector<appliance::ApplianceJob>{}; };
+  NoApplianceJobs appliance;
+  ctx_.appliance = &appliance;
   ASSERT_EQ(call(0, limited(62, ""))->outcome(), fb::Outcome::Ok);
   EXPECT_FALSE(unmeasured()) << "the node reads an appliance";
   EXPECT_EQ(kind(), "appliance");

@@ -1,20 +1,21 @@
 #pragma once
 // The node's appliance work and its time limits, as one subsystem of
-// accel-agentd. It owns four threads and joins them all in stop():
+// accel-agentd. It owns these threads and joins them all in stop():
 //   - the appliance watcher's poll thread (agent::ApplianceWatcher): follows
 //     the appliance jobs of the jobs ready here, logs and streams each change;
 //   - the limit enforcer's two threads (limit_enforcer.h): signals tasks at a
 //     job's limit and records what it did;
-//   - a cancel thread: at a job's limit it cancels the job's appliance jobs,
-//     off the enforcer's threads because an appliance call may take seconds.
+//   - cancel threads: at a job's limit, one for that job cancels its
+//     appliance jobs, off the enforcer's threads because an appliance call
+//     may take seconds, and beside the others because it may hang.
 // Surrogate steps (surrogate_steps.h) report ends on their own helper threads,
 // which the SurrogateSteps object stops reporting from once it is destroyed.
 //
 // Without an appliance client only the limit enforcer runs: an IPU or GPU
 // job's limit is its tasks' to keep.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "accel/agent/job_manager.h"
 #include "accel/agent/per_job_cap.h"
 #include "accel/agentd/agent_metrics.h"
+#include "accel/agentd/appliance_view.h"
 #include "accel/agentd/limit_enforcer.h"
 #include "accel/agentd/surrogate_steps.h"
 #include "accel/appliance/appliance.h"
@@ -36,7 +38,7 @@
 
 namespace accel::agentd {
 
-class ApplianceService {
+class ApplianceService : public ApplianceView {
  public:
   struct Options {
     std::chrono::milliseconds poll_interval{1000};  // ApplianceInterval
@@ -54,7 +56,7 @@ class ApplianceService {
   // sink behind `emit` must outlive the service.
   ApplianceService(agent::JobManager& manager, std::shared_ptr<appliance::ApplianceClient> client,
                    AgentMetrics& metrics, Emit emit, Options options);
-  ~ApplianceService();  // stop()
+  ~ApplianceService() override;  // stop()
 
   // After the job manager recovered: adopts the surrogate steps a previous
   // daemon started, starts the watcher and the enforcer (which acts at once
@@ -64,12 +66,12 @@ class ApplianceService {
   // feeds the others), then the enforcer, the surrogate steps and the cancels.
   void stop();
 
-  // For the control handler; any thread.
+  // For the control handler (ApplianceView); any thread.
   bool hasAppliance() const { return client_ != nullptr; }
-  std::vector<appliance::ApplianceJob> jobsOf(uint32_t job_id) const;
-  double secondsOf(uint32_t job_id) const;
-  void jobsChanged();  // a prolog or epilog changed the live jobs
-  void surrogateStarted(const std::string& appliance_job);  // its step was made
+  std::vector<appliance::ApplianceJob> jobsOf(uint32_t job_id) const override;
+  double secondsOf(uint32_t job_id) const override;
+  void jobsChanged() override;
+  void surrogateStarted(const std::string& appliance_job) override;
   // Whether one more event of the job's appliance work may be streamed
   // (agent::kMaxApplianceEventsPerJob); said once in the log when not.
   bool eventAllowed(uint32_t job_id);
@@ -88,8 +90,8 @@ class ApplianceService {
     std::string user;
   };
   void queueCancel(uint32_t job_id);
-  void cancelLoop();
   void cancelJobsOf(const Cancel& c);
+  void reapCancelsLocked();
 
   agent::JobManager& manager_;
   std::shared_ptr<appliance::ApplianceClient> client_;
@@ -108,11 +110,16 @@ class ApplianceService {
   std::unique_ptr<SurrogateSteps> surrogates_;
   std::unique_ptr<LimitEnforcer> limits_;
 
+  // One thread per job being cancelled, so that one job's hung appliance
+  // call (bounded by ApplianceTimeout) never holds up another's. Finished
+  // ones are joined when the next starts; stop() joins the rest.
+  struct CancelThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
   std::mutex cancel_mu_;
-  std::condition_variable cancel_cv_;
-  std::deque<Cancel> cancels_;  // jobs whose appliance jobs are to be cancelled, each once
+  std::vector<CancelThread> cancels_;
   bool cancel_stop_ = false;
-  std::thread cancel_thread_;
 };
 
 }  // namespace accel::agentd

@@ -20,6 +20,7 @@
 
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/agent_metrics.h"
+#include "accel/agentd/appliance_view.h"
 #include "accel/agentd/event_relay.h"
 #include "accel/agentd/node_health.h"
 #include "accel/appliance/appliance.h"
@@ -51,15 +52,8 @@ struct HandlerContext {
   // (ns), for ApplianceTimeOnRequeue=cumulative; unset: each run starts
   // fresh. Called before the prolog of a run after the first; bounded.
   std::function<Result<int64_t>(uint32_t job_id)> earlier_runs_used_ns;
-  // The appliance view of a job, when the node has an appliance; unset: none.
-  std::function<std::vector<appliance::ApplianceJob>(uint32_t job_id)> appliance_jobs;
-  std::function<double(uint32_t job_id)> appliance_seconds;
-  // Called after a prolog or epilog changed the set of live jobs.
-  std::function<void()> jobs_changed;
-  // A surrogate step's waiter reported: its step was made. Unset: ignored.
-  std::function<void(uint32_t job_id, const std::string& appliance_job)> surrogate_started;
-  // One line about the event stream for `accelctl status`; unset: none.
-  std::function<std::string()> events_status;
+  // The node's appliance work; null: the node reads no appliance.
+  ApplianceView* appliance = nullptr;
   // For `accelctl status`: config, vendor calls and node faults with their
   // time (unset: not shown), the outbox's counters (unset: no outbox) and
   // where it sends (empty: events are only spooled). Node faults answered

@@ -41,6 +41,10 @@ struct DaemonOptions {
   std::string config_path;
   std::optional<std::string> topology_xml;  // overrides TopologyFile
   std::optional<std::string> hw_mock_dir;   // overrides HwMockDir
+  // Makes the node's vendor clients from its configuration (setUpVendors in
+  // accel-agentd's vendors.cpp, where the concrete drivers are linked);
+  // unset: a node without vendor control planes.
+  VendorSetUp set_up_vendors;
 };
 
 class Daemon {

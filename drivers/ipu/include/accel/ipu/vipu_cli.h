@@ -13,6 +13,11 @@
 
 namespace accel::ipu {
 
+// Parses the output of `vipu get partition NAME --ipu-configs`:
+// {"partition": NAME, "gcds": [{"gcd": 0, "config": {...}}, ...]}. Every GCD
+// from 0 to n-1 must appear exactly once, and the partition must be `name`.
+Result<std::vector<GcdConfig>> parseIpuConfigs(std::string_view text, std::string_view name);
+
 class VipuCli : public PartitionController {
  public:
   VipuCli(VipuConfig config, std::string program, exec::RetryPolicy retry);

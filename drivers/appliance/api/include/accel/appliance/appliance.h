@@ -1,7 +1,9 @@
 #pragma once
 // The appliance seam (Cerebras-style): the appliance jobs that a Slurm job
-// started, read through the appliance's own client. The real adapter is
-// CsctlCli; tests run it against the fake `csctl` in tests/hw_mock.
+// started, read through the appliance's own client. The interface and its
+// value types are the target accel_appliance_api, which the agent links; the
+// real adapter is CsctlCli (accel_appliance, wired in by accel-agentd's
+// vendors.cpp); tests run it against the fake `csctl` in tests/hw_mock.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -66,20 +68,8 @@ class ApplianceClient {
   virtual std::string describe() const = 0;
 };
 
-// Parses `csctl get jobs -o json`: {"items": [{"name", "labels", "state",
-// "systems", "user", "uid", "createTime", "startTime", "endTime"}, ...]}.
-// Items that are not objects or carry no valid Slurm job id label are
-// skipped (other work on a shared appliance). A malformed item with a valid
-// label is returned with `unreadable` set (see ApplianceJob); only a
-// malformed document, or one of more than kMaxListedJobs items, is an error.
-// Never a crash.
-Result<std::vector<ApplianceJob>> parseCsctlJobs(std::string_view text);
-
 // Appliance job ids the agent passes to the client or uses in step names:
 // 1-63 characters of [a-z0-9-], starting with a letter.
 bool isValidJobId(std::string_view id);
-
-// "2026-11-22T07:00:01.250Z" or with a "+01:00" offset, to ns since the epoch.
-Result<int64_t> parseRfc3339(std::string_view text);
 
 }  // namespace accel::appliance

@@ -164,7 +164,8 @@ TEST_F(SpoolTest, FullSpoolDropsTelemetryFirstAndLifecycleLast) {
   auto s = open(max);
   uint64_t seq = 0, telemetry_stored = 0;
   while (true) {
-    auto r = s->append({1, ++seq, Priority::kTelemetry}, payload(seq, 1000));
+    ++seq;
+    auto r = s->append({1, seq, Priority::kTelemetry}, payload(seq, 1000));
     ASSERT_TRUE(r.ok());
     if (*r == Appended::kFull) break;
     ++telemetry_stored;

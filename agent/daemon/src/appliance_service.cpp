@@ -47,9 +47,9 @@ Status ApplianceService::start() {
         client_, options_.poll_interval, [this] { return liveJobs(); },
         [this](const appliance::ApplianceJob& j) { changed(j); }, options_.now, ignored);
   }
-  adoptSurrogates();
-  if (watcher_) watcher_->start();
-
+  // Every object is made before any thread starts, and the enforcer starts
+  // before the watcher, whose callbacks reach it (through the job manager's
+  // budget listener).
   EnforcerActions actions;
   actions.signal_tasks = signalTasks;
   actions.emit = [this](const event::Event& e) {
@@ -59,12 +59,17 @@ Status ApplianceService::start() {
   actions.now = options_.now;
   if (client_) actions.cancel_appliance = [this](uint32_t id) { queueCancel(id); };
   limits_ = std::make_unique<LimitEnforcer>(manager_, options_.kill_grace_ns, std::move(actions));
-  return limits_->start().context("appliance limits");
+  adoptSurrogates();
+  ACCEL_TRY(limits_->start().context("appliance limits"));
+  if (watcher_) watcher_->start();
+  return okStatus();
 }
 
 void ApplianceService::stop() {
+  // Threads first, objects last: each of these may still call another's
+  // rearm() or poke() until its own thread has ended.
   if (watcher_) watcher_->stop();
-  limits_.reset();
+  if (limits_) limits_->stop();
   surrogates_.reset();
   std::vector<CancelThread> cancels;
   {
@@ -73,6 +78,7 @@ void ApplianceService::stop() {
     cancels.swap(cancels_);
   }
   for (auto& c : cancels) c.thread.join();
+  limits_.reset();
   watcher_.reset();
 }
 

@@ -22,6 +22,12 @@ LimitEnforcer::LimitEnforcer(agent::JobManager& manager, int64_t grace_ns, Enfor
     : manager_(manager), grace_ns_(grace_ns), actions_(std::move(actions)) {}
 
 LimitEnforcer::~LimitEnforcer() {
+  stop();
+  for (int fd : {timer_fd_, stop_fd_})
+    if (fd >= 0) close(fd);
+}
+
+void LimitEnforcer::stop() {
   if (thread_.joinable()) {
     uint64_t one = 1;
     (void)!write(stop_fd_, &one, sizeof one);
@@ -33,8 +39,6 @@ LimitEnforcer::~LimitEnforcer() {
   }
   report_cv_.notify_all();
   if (reporter_.joinable()) reporter_.join();  // what was taken is still recorded
-  for (int fd : {timer_fd_, stop_fd_})
-    if (fd >= 0) close(fd);
 }
 
 Status LimitEnforcer::start() {

@@ -56,8 +56,12 @@ class LimitEnforcer {
   // Makes the timer and starts the thread; acts at once on anything overdue
   // (a deadline that passed while the daemon was down).
   Status start();
-  // Recomputes the earliest pending action. Any thread.
+  // Recomputes the earliest pending action. Any thread, also after stop()
+  // (it then arms a timer nobody waits on).
   void rearm();
+  // Joins both threads; what was taken is still recorded. Idempotent; the
+  // destructor calls it.
+  void stop();
 
  private:
   struct Taken {

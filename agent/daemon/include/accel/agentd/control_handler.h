@@ -21,7 +21,7 @@
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/agent_metrics.h"
 #include "accel/agentd/appliance_view.h"
-#include "accel/agentd/event_relay.h"
+#include "accel/agentd/events_call.h"
 #include "accel/agentd/node_health.h"
 #include "accel/appliance/appliance.h"
 #include "accel/events/event.h"

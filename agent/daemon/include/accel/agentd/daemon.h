@@ -25,6 +25,7 @@
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/appliance_service.h"
 #include "accel/agentd/control_handler.h"
+#include "accel/agentd/event_relay.h"
 #include "accel/agentd/node_drain.h"
 #include "accel/agentd/trash_remover.h"
 #include "accel/agentd/vendors.h"

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "accel/agentd/events_call.h"
 #include "accel/common/result.h"
 #include "accel/events/curve_keys.h"
 #include "accel/ipc/control_socket.h"
@@ -34,13 +35,6 @@ struct RelayOptions {
   // within the aggregator's hold (20 s) and this.
   std::chrono::milliseconds answer_timeout{10000};
   std::chrono::milliseconds hold_timeout{20000};
-};
-
-struct EventsCall {
-  uint32_t job_id = 0;
-  std::string node;  // only this node's events; empty: all
-  bool follow = false;
-  bool json = false;
 };
 
 class EventRelay {

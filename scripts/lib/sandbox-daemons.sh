@@ -156,14 +156,28 @@ default_users() {
 }
 
 # Adds each user to the sandbox account (idempotent). When slurmctld runs, also waits until
-# it has the association, so the caller can submit at once.
+# it has the association with the user's uid, so the caller can submit at once.
+#
+# slurmctld looks a user's uid up when the association reaches it (at its start, or when the
+# user is added). An association whose user had no account on this host then keeps an unknown
+# uid until slurmctld's hourly retry or a reconfigure, and the user's jobs are refused with
+# "Invalid account" meanwhile. The sandbox's accounting outlives the host's users (a test
+# creates its user after a restart; a Debian root is made anew beside an old database), so a
+# user that accounting has but slurmctld cannot place is registered again, which makes
+# slurmctld look the uid up now.
 register_users() {
     local user known
     known=" $(sacctmgr -n -P show assoc cluster="$CLUSTER_NAME" account="$ACCOUNT_NAME" \
         format=user | tr '\n' ' ') "
     for user in "$@"; do
         getent passwd "$user" >/dev/null || die "user '$user' does not exist"
-        [[ $known == *" $user "* ]] && continue
+        if [[ $known == *" $user "* ]]; then
+            is_running slurmctld || continue
+            ctld_knows_user "$user" && continue
+            say "slurmctld has no uid for $user: registering $user again"
+            sacctmgr -i delete user where name="$user" cluster="$CLUSTER_NAME" \
+                account="$ACCOUNT_NAME" >/dev/null || die "sacctmgr delete user $user failed"
+        fi
         sacctmgr -i add user "$user" defaultaccount="$ACCOUNT_NAME" cluster="$CLUSTER_NAME" \
             >/dev/null || die "sacctmgr add user $user failed"
         say "registered user $user in account $ACCOUNT_NAME"
@@ -173,16 +187,23 @@ register_users() {
     done
 }
 
+# slurmctld has USER's association in the sandbox account, with USER's uid on this host (not
+# 4294967294, Slurm's "unknown", which it shows until it has looked the uid up).
 ctld_knows_user() {
+    local uid
+    uid=$(id -u "$1" 2>/dev/null) || return 1
     scontrol show assoc_mgr users="$1" accounts="$ACCOUNT_NAME" flags=assoc |
-        grep -q "UserName=$1("
+        grep -q "UserName=$1($uid)"
 }
 
-# Every user of the sandbox account that accounting has (the account's own association has no
-# user and is skipped).
+# Every user of the sandbox account that accounting has and this host knows (the account's
+# own association has no user and is skipped; a user without an account here cannot submit,
+# and register_users sees to one that gets an account later).
 ctld_knows_all_users() {
     local user
-    for user in $(sacctmgr -n -P show assoc cluster="$CLUSTER_NAME" account="$ACCOUNT_NAME"         format=user); do
+    for user in $(sacctmgr -n -P show assoc cluster="$CLUSTER_NAME" account="$ACCOUNT_NAME" \
+        format=user); do
+        getent passwd "$user" >/dev/null || continue
         ctld_knows_user "$user" || return 1
     done
 }

@@ -13,14 +13,10 @@ constexpr uint32_t kEndWaits = 10;
 }  // namespace
 
 CommentWriter::CommentWriter(Store& store, Accounting& accounting, Metrics& metrics,
-                             CommentWriterOptions options, Clock clock)
-    : store_(store),
-      accounting_(accounting),
-      metrics_(metrics),
-      options_(options),
-      clock_(std::move(clock)) {
+                             CommentWriterOptions options, const Clock& clock)
+    : store_(store), accounting_(accounting), metrics_(metrics), options_(options), clock_(clock) {
   options_.batch_size = std::max(1, options_.batch_size);
-  last_refill_ns_ = clock_();
+  last_refill_ns_ = clock_.wallNs();
 }
 
 int64_t CommentWriter::retryDelayNs(uint32_t attempts) const {
@@ -30,7 +26,7 @@ int64_t CommentWriter::retryDelayNs(uint32_t attempts) const {
 }
 
 Result<int> CommentWriter::runOnce() {
-  int64_t now = clock_();
+  int64_t now = clock_.wallNs();
   auto released = store_.releaseWaits(now);  // jobs that waited long enough for their nodes
   if (!released.ok()) return released.error();
   double burst = std::max(1.0, options_.writes_per_second);

@@ -54,7 +54,7 @@ void commentLoop(const AggregatorConfig& c, const AccountingFactory& make_accoun
   CommentWriter writer(**store, *accounting, metrics,
                        {.writes_per_second = double(c.comment_writes_per_second),
                         .batch_size = int(c.comment_batch_size)},
-                       wallNs);
+                       systemClock());
   uint64_t failures_seen = 0;
   while (!stop) {
     auto r = writer.runOnce();

@@ -16,6 +16,7 @@
 #include "accel/agent/appliance_budget.h"
 #include "accel/agent/appliance_watcher.h"
 #include "accel/appliance/csctl_cli.h"
+#include "fake_clock.h"
 
 namespace {
 
@@ -74,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   auto client = std::make_shared<Listing>();
-  int64_t now = 1'800'000'000'000'000'000;
+  accel::support::FakeClock clock(1'800'000'000'000'000'000);
   std::map<uint32_t, accel::agent::ApplianceBudget> budgets;
   accel::agent::ApplianceWatcher w(
       client, std::chrono::milliseconds(1000), [] { return kLive; },
@@ -82,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         checkOwned(j);
         (void)accel::agent::noteApplianceJob(budgets[j.slurm_job_id], j);
       },
-      [&] { return now; },
+      clock,
       [](const ApplianceJob& j) {
         const auto* l = liveJob(j.slurm_job_id);
         if (l == nullptr || accel::appliance::ownedBy(j, l->uid, l->user)) std::abort();
@@ -90,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& half : halves) {
     client->text = half;
     (void)w.pollOnce();
-    now += 5'000'000'000;
+    clock.advance(5'000'000'000);
     for (const auto& l : kLive) {
       auto jobs = w.jobsOf(l.id);
       if (jobs.size() > accel::agent::kMaxApplianceJobsPerJob + 1) std::abort();
@@ -99,6 +100,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   for (const auto& [id, b] : budgets)
-    if (accel::agent::usedNs(b, now) < 0) std::abort();
+    if (accel::agent::usedNs(b, clock.wallNs()) < 0) std::abort();
   return 0;
 }

@@ -9,11 +9,13 @@
 #include "accel/agentd/control_handler.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
+#include "fake_clock.h"
 
 namespace {
 
 struct World {
   std::string root;
+  accel::support::FakeClock clock{1};  // the job manager's, which never moves
   std::unique_ptr<accel::agent::JobManager> manager;
   accel::agentd::HandlerContext ctx;
 };
@@ -36,9 +38,8 @@ World& world() {
     inv.nic_distance.assign(4, 0);
     std::vector<std::unique_ptr<accel::agent::JobStep>> steps;
     steps.push_back(std::make_unique<accel::agent::JobDirStep>(x->root + "/jobs"));
-    x->manager =
-        std::make_unique<accel::agent::JobManager>(accel::agent::JobStore(x->root + "/state"), inv,
-                                                   std::move(steps), [] { return int64_t{1}; });
+    x->manager = std::make_unique<accel::agent::JobManager>(
+        accel::agent::JobStore(x->root + "/state"), inv, std::move(steps), x->clock);
     if (!x->manager->recover().ok()) std::abort();
     x->ctx.manager = x->manager.get();
     x->ctx.slurm_uid = 64030;

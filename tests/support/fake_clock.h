@@ -1,26 +1,24 @@
 #pragma once
-// A clock that moves only when the test moves it, so that deadlines, ages
-// and timeouts are tested without sleeping. Header only.
+// An accel::Clock that moves only when the test moves it, so that deadlines,
+// ages and timeouts are tested without sleeping. Header only.
 //
 // It holds a wall time (ns since the epoch, as CLOCK_REALTIME) and a
 // monotonic time (ns, as CLOCK_MONOTONIC or CLOCK_BOOTTIME). advance() is
-// time passing: both move by the same amount. stepWall() is the wall clock
-// being set (an NTP step, an operator's `date`): only the wall time moves,
-// either way. Reads and moves are atomic, so a thread of the code under test
-// may read while the test's thread advances.
-//
-// The *Fn() accessors return the function objects production code takes
-// in place of the real clock (JobManager, NodeHealth and ApplianceWatcher
-// NowFn, EnforcerActions::now, FollowerWait::now and ::sleep). They refer to
-// this object, which must outlive them.
+// time passing: both move by the same amount, and so does sleepFor(), which
+// returns at once. stepWall() is the wall clock being set (an NTP step, an
+// operator's `date`): only the wall time moves, either way. Reads and moves
+// are atomic, so a thread of the code under test may read while the test's
+// thread advances. Code under test keeps a reference to it: it must outlive
+// that code.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <functional>
+
+#include "accel/common/clock.h"
 
 namespace accel::support {
 
-class FakeClock {
+class FakeClock final : public Clock {
  public:
   static constexpr int64_t kSec = 1'000'000'000;
   // 2027-01-15 08:00:00 UTC: far from the real clock, so a reading of the
@@ -32,14 +30,13 @@ class FakeClock {
   FakeClock(const FakeClock&) = delete;
   FakeClock& operator=(const FakeClock&) = delete;
 
-  int64_t wallNs() const { return wall_ns_.load(); }
-  int64_t monoNs() const { return mono_ns_.load(); }
+  int64_t wallNs() const override { return wall_ns_.load(); }
+  int64_t monoNs() const override { return mono_ns_.load(); }
+  // The time slept passes.
+  void sleepFor(std::chrono::nanoseconds d) const override { move(d.count()); }
 
   // Time passes. A negative amount is a test's mistake; it is taken as it is.
-  void advance(int64_t ns) {
-    wall_ns_ += ns;
-    mono_ns_ += ns;
-  }
+  void advance(int64_t ns) { move(ns); }
   template <typename Rep, typename Period>
   void advance(std::chrono::duration<Rep, Period> d) {
     advance(static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()));
@@ -52,26 +49,15 @@ class FakeClock {
   // The wall clock is set; the monotonic time does not move.
   void stepWall(int64_t delta_ns) { wall_ns_ += delta_ns; }
 
-  std::function<int64_t()> wallFn() const {
-    return [this] { return wallNs(); };
-  }
-  std::function<int64_t()> monoFn() const {
-    return [this] { return monoNs(); };
-  }
-  // The monotonic time as a steady_clock reading.
-  std::function<std::chrono::steady_clock::time_point()> steadyFn() const {
-    return [this] {
-      return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(monoNs()));
-    };
-  }
-  // A sleep that returns at once, the time slept having passed.
-  std::function<void(std::chrono::milliseconds)> sleepFn() {
-    return [this](std::chrono::milliseconds d) { advance(d); };
+ private:
+  // Const so that sleepFor() can move it: the code under test holds a const Clock&.
+  void move(int64_t ns) const {
+    wall_ns_ += ns;
+    mono_ns_ += ns;
   }
 
- private:
-  std::atomic<int64_t> wall_ns_;
-  std::atomic<int64_t> mono_ns_;
+  mutable std::atomic<int64_t> wall_ns_;
+  mutable std::atomic<int64_t> mono_ns_;
 };
 
 }  // namespace accel::support

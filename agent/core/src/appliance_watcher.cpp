@@ -64,12 +64,12 @@ double applianceSeconds(const std::vector<ApplianceJob>& jobs, int64_t now_ns) {
 
 ApplianceWatcher::ApplianceWatcher(std::shared_ptr<appliance::ApplianceClient> client,
                                    std::chrono::milliseconds interval, LiveJobs live,
-                                   OnChange on_change, NowFn now, OnIgnored on_ignored)
+                                   OnChange on_change, const Clock& clock, OnIgnored on_ignored)
     : client_(std::move(client)),
       interval_(interval),
       live_(std::move(live)),
       on_change_(std::move(on_change)),
-      now_(std::move(now)),
+      clock_(clock),
       on_ignored_(std::move(on_ignored)) {}
 
 ApplianceWatcher::~ApplianceWatcher() { stop(); }
@@ -130,9 +130,9 @@ Status ApplianceWatcher::pollOnce() {
   Attribution seen;
   int64_t asked_ns = 0, answered_ns = 0;
   if (!live.empty()) {
-    asked_ns = now_();
+    asked_ns = clock_.wallNs();
     auto jobs = client_->jobs();
-    answered_ns = now_();
+    answered_ns = clock_.wallNs();
     if (!jobs.ok()) {
       std::lock_guard<std::mutex> g(mu_);
       last_error_ = jobs.error().message();
@@ -251,7 +251,7 @@ std::vector<ApplianceJob> ApplianceWatcher::jobsOf(uint32_t slurm_job) const {
 }
 
 double ApplianceWatcher::secondsOf(uint32_t slurm_job) const {
-  return applianceSeconds(jobsOf(slurm_job), now_());
+  return applianceSeconds(jobsOf(slurm_job), clock_.wallNs());
 }
 
 std::string ApplianceWatcher::lastError() const {

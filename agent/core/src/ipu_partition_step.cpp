@@ -1,7 +1,5 @@
 #include "accel/agent/ipu_partition_step.h"
 
-#include <thread>
-
 #include "accel/agent/job_nodes.h"
 #include "accel/common/safe_file.h"
 
@@ -21,10 +19,7 @@ std::string seconds(milliseconds ms) {
 
 IpuPartitionStep::IpuPartitionStep(std::shared_ptr<ipu::PartitionController> controller,
                                    VipuConfig config, FollowerWait wait)
-    : controller_(std::move(controller)), config_(std::move(config)), wait_(std::move(wait)) {
-  if (!wait_.now) wait_.now = [] { return std::chrono::steady_clock::now(); };
-  if (!wait_.sleep) wait_.sleep = [](milliseconds d) { std::this_thread::sleep_for(d); };
-}
+    : controller_(std::move(controller)), config_(std::move(config)), wait_(std::move(wait)) {}
 
 Status IpuPartitionStep::writeConfigs(JobRecord& job, const std::vector<ipu::GcdConfig>& configs) {
   FileOwner owner{job.spec.uid, job.spec.gid};
@@ -84,23 +79,24 @@ Status IpuPartitionStep::makePartition(JobRecord& job, const std::string& name) 
 Result<std::vector<ipu::GcdConfig>> IpuPartitionStep::awaitPartition(const JobRecord& job,
                                                                      const std::string& name) {
   const milliseconds budget = wait_.budget ? wait_.budget() : kDefaultFollowerWait;
-  const auto begun = wait_.now();
+  const auto begun = wait_.clock->steadyNow();
   const auto deadline = begun + budget;
   const milliseconds first =
       std::min({milliseconds(last_wait_ms_.load() * 3 / 4), wait_.interval, budget});
-  if (first.count() > 0) wait_.sleep(first);
+  if (first.count() > 0) wait_.clock->sleepFor(first);
   milliseconds pause = std::min(wait_.first_interval, wait_.interval);
   for (;;) {
     auto configs = controller_->ipuofConfigs(name);
     if (configs.ok()) {
-      last_wait_ms_ = std::chrono::duration_cast<milliseconds>(wait_.now() - begun).count();
+      last_wait_ms_ =
+          std::chrono::duration_cast<milliseconds>(wait_.clock->steadyNow() - begun).count();
       return configs;
     }
     if (configs.error().code() != ErrorCode::kNotFound)
       return configs.error().context("IPUoF configuration of " + name + where());
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - wait_.now());
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - wait_.clock->steadyNow());
     if (left.count() <= 0) break;
-    wait_.sleep(std::min(pause, left));
+    wait_.clock->sleepFor(std::min(pause, left));
     pause = std::min(wait_.interval, pause + std::max(pause / 2, milliseconds(1)));
   }
   return Error(ErrorCode::kInvalidArgument,

@@ -5,10 +5,10 @@
 namespace accel::agent {
 
 JobManager::JobManager(JobStore store, Inventory inventory,
-                       std::vector<std::unique_ptr<JobStep>> steps, NowFn now)
+                       std::vector<std::unique_ptr<JobStep>> steps, const Clock& clock)
     : store_(std::move(store)),
       steps_(std::move(steps)),
-      now_(std::move(now)),
+      clock_(clock),
       inventory_(std::move(inventory)) {}
 
 void JobManager::noteErrorLocked(const std::string& message) {
@@ -207,7 +207,7 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
     rec.spec = spec;
     rec.budget.carried_ns = std::max<int64_t>(0, spec.carried_ns);
     rec.phase = *next;
-    rec.prolog_started_ns = now_();
+    rec.prolog_started_ns = clock_.wallNs();
     auto devices = chooseDevices(spec);
     if (!devices.ok()) {
       keepFailedLocked(rec, devices.error());
@@ -238,7 +238,7 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
     return setup.error();
   }
   rec.phase = *transition(rec.phase, JobEvent::kPrologOk);
-  rec.ready_ns = now_();
+  rec.ready_ns = clock_.wallNs();
   ACCEL_TRY(saveLocked(rec));
   return rec;
 }
@@ -307,7 +307,7 @@ Result<RecoverySummary> JobManager::recover() {
         ++sum.cleaned;
         sum.ended.push_back(RecoveredEnd{.job_id = id,
                                          .rolled_back = false,
-                                         .appliance_used_ns = usedNs(rec.budget, now_()),
+                                         .appliance_used_ns = usedNs(rec.budget, clock_.wallNs()),
                                          .time_limit = rec.budget.enforced_ns != 0,
                                          .restart_count = rec.spec.restart_count});
       } else {
@@ -383,7 +383,7 @@ Status JobManager::stepStarted(uint32_t job_id, uint32_t step_id) {
   return changeLive(job_id, [&](JobRecord& r, bool& tell) {
     if (std::find(r.steps.begin(), r.steps.end(), step_id) != r.steps.end()) return false;
     r.steps.push_back(step_id);
-    tell = noteSteps(r, now_());
+    tell = noteSteps(r, clock_.wallNs());
     return true;
   });
 }
@@ -394,7 +394,7 @@ Status JobManager::stepEnded(uint32_t job_id, uint32_t step_id) {
     std::erase(r.steps, step_id);
     std::erase_if(r.tasks, [&](const TaskRef& t) { return t.step_id == step_id; });
     if (n == r.steps.size()) return false;
-    noteSteps(r, now_());
+    noteSteps(r, clock_.wallNs());
     tell = true;  // its tasks went too
     return true;
   });

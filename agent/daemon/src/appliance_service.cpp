@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <system_error>
 
-#include "accel/agentd/job_clock.h"
 #include "accel/agentd/task_signals.h"
 #include "accel/common/log.h"
 
@@ -16,9 +15,7 @@ ApplianceService::ApplianceService(agent::JobManager& manager,
       client_(std::move(client)),
       metrics_(metrics),
       emit_(std::move(emit)),
-      options_(std::move(options)) {
-  if (!options_.now) options_.now = jobClockNs;
-}
+      options_(std::move(options)) {}
 
 ApplianceService::~ApplianceService() { stop(); }
 
@@ -45,7 +42,7 @@ Status ApplianceService::start() {
     };
     watcher_ = std::make_unique<agent::ApplianceWatcher>(
         client_, options_.poll_interval, [this] { return liveJobs(); },
-        [this](const appliance::ApplianceJob& j) { changed(j); }, options_.now, ignored);
+        [this](const appliance::ApplianceJob& j) { changed(j); }, *options_.clock, ignored);
   }
   // Every object is made before any thread starts, and the enforcer starts
   // before the watcher, whose callbacks reach it (through the job manager's
@@ -56,7 +53,7 @@ Status ApplianceService::start() {
     if (std::holds_alternative<event::TimeLimitEnforced>(e)) metrics_.limit_enforcements.add();
     emit_(e);
   };
-  actions.now = options_.now;
+  actions.clock = options_.clock;
   if (client_) actions.cancel_appliance = [this](uint32_t id) { queueCancel(id); };
   limits_ = std::make_unique<LimitEnforcer>(manager_, options_.kill_grace_ns, std::move(actions));
   adoptSurrogates();

@@ -237,7 +237,7 @@ Status Daemon::startJobManager() {
   steps.push_back(std::make_unique<agent::EnvFileStep>());
   manager_ =
       std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
-                                          std::move(inventory), std::move(steps), jobClockNs);
+                                          std::move(inventory), std::move(steps), jobClock());
   // A node without a V-IPU controller serves IPU jobs only from IPUs of its
   // own; an IPU job sent to it otherwise is a configuration fault.
   if (!vendors_.ipu)

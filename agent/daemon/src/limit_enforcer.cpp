@@ -86,7 +86,7 @@ void LimitEnforcer::rearm() {
 // Sets the timer from pending_ alone: the timer thread calls this after
 // acting, without reading the records (the reporter may be writing them).
 void LimitEnforcer::armLocked() {
-  const int64_t now = actions_.now();
+  const int64_t now = actions_.clock->wallNs();
   int64_t next = 0;
   for (auto& rec : pending_) {
     overlayLocked(rec);
@@ -95,7 +95,7 @@ void LimitEnforcer::armLocked() {
     if (t != 0 && (next == 0 || t < next)) next = t;
   }
   // Armed relative to now on CLOCK_BOOTTIME: a step of the wall clock after
-  // this moves nothing (now() is the job clock, which does not step either).
+  // this moves nothing (the clock is the job clock, which does not step either).
   // A time already past fires at once; zero would disarm.
   itimerspec its{};
   if (next != 0) {
@@ -145,7 +145,7 @@ void LimitEnforcer::actOnDue() {
     pending = pending_;
   }
   for (const auto& rec : pending) {
-    const int64_t now = actions_.now();
+    const int64_t now = actions_.clock->wallNs();
     const auto policy = agent::limitPolicy(rec.spec, grace_ns_);
     auto action = agent::dueAction(rec.budget, policy, now);
     if (action == LimitAction::kNone) continue;
@@ -154,7 +154,7 @@ void LimitEnforcer::actOnDue() {
     const int64_t due = action == LimitAction::kWarn      ? times.warn_ns
                         : action == LimitAction::kEnforce ? times.enforce_ns
                                                           : times.kill_ns;
-    Taken t{rec, action, now, reached, actions_.now() - due};
+    Taken t{rec, action, now, reached, actions_.clock->wallNs() - due};
     {
       std::lock_guard<std::mutex> g(arm_mu_);
       auto& mark = marks_[rec.spec.job_id];

@@ -6,11 +6,11 @@
 
 namespace accel::agentd {
 
-NodeHealth::NodeHealth(NowFn now) : now_(now ? std::move(now) : NowFn(wallNs)) {}
+NodeHealth::NodeHealth(const Clock& clock) : clock_(clock) {}
 
 void NodeHealth::configLoaded() {
   std::lock_guard<std::mutex> g(mu_);
-  config_loaded_ns_ = now_();
+  config_loaded_ns_ = clock_.wallNs();
   config_error_.clear();
 }
 
@@ -36,7 +36,7 @@ void NodeHealth::setCallTimer(CallTimer timer) {
 
 void NodeHealth::controllerCalled(const std::string& name, const std::string& call,
                                   const Status& outcome, double seconds) {
-  const int64_t now = now_();
+  const int64_t now = clock_.wallNs();
   CallTimer timer;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -62,7 +62,7 @@ void NodeHealth::record(const std::string& name, const std::string& call, const 
 }
 
 void NodeHealth::nodeFault(const std::string& message) {
-  const int64_t now = now_();
+  const int64_t now = clock_.wallNs();
   std::lock_guard<std::mutex> g(mu_);
   errors_.push_back(TimedError{now, message});
   while (errors_.size() > kMaxErrors) errors_.pop_front();

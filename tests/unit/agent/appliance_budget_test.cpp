@@ -177,7 +177,7 @@ TEST(ApplianceBudgetTest, ManagerPersistsTheBudgetAndSurrogatesAcrossARestart) {
   inv.devices.push_back(d);
   auto make = [&] {
     auto m = std::make_unique<JobManager>(JobStore(root + "/state"), inv,
-                                          std::vector<std::unique_ptr<JobStep>>{}, clock.wallFn());
+                                          std::vector<std::unique_ptr<JobStep>>{}, clock);
     EXPECT_TRUE(m->recover().ok());
     return m;
   };
@@ -227,8 +227,8 @@ TEST(ApplianceBudgetTest, SurrogateStepsAndTheStepsTheySpareAreCapped) {
   support::TempDir tmp("accel-budget");
   const std::string root = tmp.path();
   Inventory inv;
-  JobManager m(JobStore(root + "/state"), inv, std::vector<std::unique_ptr<JobStep>>{},
-               [] { return kT0; });
+  support::FakeClock clock(kT0);
+  JobManager m(JobStore(root + "/state"), inv, std::vector<std::unique_ptr<JobStep>>{}, clock);
   ASSERT_TRUE(m.recover().ok());
   JobRequestSpec spec;
   spec.job_id = 9;

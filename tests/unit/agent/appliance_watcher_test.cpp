@@ -46,7 +46,7 @@ struct ApplianceWatcherTest : ::testing::Test {
                      50ms,
                      [this] { return live; },
                      [this](const ApplianceJob& j) { changes.push_back(j); },
-                     clock.wallFn(),
+                     clock,
                      [this](const ApplianceJob& j) { ignored.push_back(j); }};
 };
 
@@ -329,12 +329,13 @@ TEST(ApplianceWatcherThread, PollsWhileJobsAreLiveAndSleepsOtherwise) {
   auto fake = std::make_shared<FakeAppliance>();
   std::mutex mu;
   std::vector<LiveJob> live;
+  support::FakeClock clock{0};
   ApplianceWatcher w{fake, 20ms,
                      [&] {
                        std::lock_guard<std::mutex> g(mu);
                        return live;
                      },
-                     [](const ApplianceJob&) {}, [] { return int64_t{0}; }};
+                     [](const ApplianceJob&) {}, clock};
   w.start();
   std::this_thread::sleep_for(150ms);
   EXPECT_EQ(fake->polls, 0) << "idle: the appliance is never asked";

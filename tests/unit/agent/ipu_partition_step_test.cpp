@@ -85,7 +85,6 @@ class FailingStep : public JobStep {
 struct Node {
   std::string name;
   std::string root;
-  std::unique_ptr<JobManager> manager;
   // The node's clock while it waits: advanced only by its sleeps.
   support::FakeClock clock{0, 0};
   int sleeps = 0;
@@ -93,6 +92,27 @@ struct Node {
   milliseconds first_interval = 150ms;  // a steady 150 ms unless a test says otherwise
   std::function<void()> on_sleep;       // runs at each sleep (another node's prolog)
   bool fail_after = false;
+  std::unique_ptr<Clock> wait_clock;       // the follower wait's: `clock`, counting the sleeps
+  support::FakeClock manager_clock{1000};  // the job manager's, which never moves
+  std::unique_ptr<JobManager> manager;     // after the clocks it reads
+};
+
+// What a node's follower wait reads and sleeps on: the node's clock, each
+// sleep counted and recorded.
+class WaitClock final : public Clock {
+ public:
+  explicit WaitClock(Node& n) : n_(n) {}
+  int64_t wallNs() const override { return n_.clock.wallNs(); }
+  int64_t monoNs() const override { return n_.clock.monoNs(); }
+  void sleepFor(std::chrono::nanoseconds d) const override {
+    n_.clock.advance(d);
+    ++n_.sleeps;
+    n_.pauses.push_back(std::chrono::duration_cast<milliseconds>(d));
+    if (n_.on_sleep) n_.on_sleep();
+  }
+
+ private:
+  Node& n_;
 };
 
 class IpuPartitionStepTest : public ::testing::Test {
@@ -116,13 +136,8 @@ class IpuPartitionStepTest : public ::testing::Test {
     wait.budget = [] { return milliseconds(2000); };
     wait.first_interval = n.first_interval;
     wait.interval = 150ms;
-    wait.now = n.clock.steadyFn();
-    wait.sleep = [&n](milliseconds d) {
-      n.clock.advance(d);
-      ++n.sleeps;
-      n.pauses.push_back(d);
-      if (n.on_sleep) n.on_sleep();
-    };
+    if (!n.wait_clock) n.wait_clock = std::make_unique<WaitClock>(n);
+    wait.clock = n.wait_clock.get();
     VipuConfig vipu;
     vipu.api_host = "10.1.2.3";
     vipu.api_port = 8090;
@@ -133,7 +148,7 @@ class IpuPartitionStepTest : public ::testing::Test {
     steps.push_back(std::make_unique<EnvFileStep>());
     n.manager.reset();
     n.manager = std::make_unique<JobManager>(JobStore(n.root + "/state"), Inventory{},
-                                             std::move(steps), [] { return int64_t{1000}; });
+                                             std::move(steps), n.manager_clock);
     auto r = n.manager->recover();
     EXPECT_TRUE(r.ok());
   }

@@ -12,6 +12,7 @@
 #include "accel/agent/env_file_step.h"
 #include "accel/agent/job_dir_step.h"
 #include "accel/common/safe_file.h"
+#include "fake_clock.h"
 #include "temp_dir.h"
 
 namespace accel::agent {
@@ -76,7 +77,7 @@ class JobManagerTest : public ::testing::Test {
     steps.push_back(std::make_unique<FakeStep>(&res_));
     steps.push_back(std::make_unique<EnvFileStep>());
     auto m = std::make_unique<JobManager>(JobStore(root_ + "/state"), fourGpus(), std::move(steps),
-                                          [] { return int64_t{1000}; });
+                                          clock_);
     auto r = m->recover();
     EXPECT_TRUE(r.ok());
     if (r.ok()) last_recovery_ = *r;
@@ -100,6 +101,7 @@ class JobManagerTest : public ::testing::Test {
 
   support::TempDir tmp_{"accel-mgr"};
   std::string root_ = tmp_.path();
+  support::FakeClock clock_{1000};  // the job manager's, which never moves
   FakeResource res_;
   RecoverySummary last_recovery_;
 };

@@ -61,9 +61,9 @@ class ApplianceServiceTest : public ::testing::Test {
     // thread made: made here, it is counted before as after.
     std::thread([] {}).join();
     threads_before_ = threadCount();
-    manager_ = std::make_unique<agent::JobManager>(
-        agent::JobStore(dir_.file("state")), agent::Inventory{},
-        std::vector<std::unique_ptr<agent::JobStep>>{}, clock_.wallFn());
+    manager_ =
+        std::make_unique<agent::JobManager>(agent::JobStore(dir_.file("state")), agent::Inventory{},
+                                            std::vector<std::unique_ptr<agent::JobStep>>{}, clock_);
     ASSERT_TRUE(manager_->recover().ok());
     manager_->setBudgetListener([this] {
       if (service_) service_->rearmLimits();
@@ -92,7 +92,7 @@ class ApplianceServiceTest : public ::testing::Test {
     ApplianceService::Options o;
     o.poll_interval = std::chrono::milliseconds(20);
     o.kill_grace_ns = 30 * kSec;
-    o.now = clock_.wallFn();
+    o.clock = &clock_;
     service_ = std::make_unique<ApplianceService>(
         *manager_, std::move(client), metrics_,
         [this](const event::Event& e) {

@@ -12,6 +12,7 @@
 #include "accel/agentd/node_drain.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
+#include "fake_clock.h"
 #include "temp_dir.h"
 #include "test_inventory.h"
 
@@ -37,7 +38,7 @@ class ControlHandlerTest : public ::testing::Test {
     std::vector<std::unique_ptr<agent::JobStep>> steps;
     steps.push_back(std::make_unique<agent::JobDirStep>(root_ + "/jobs"));
     manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv,
-                                                   std::move(steps), [] { return int64_t{5}; });
+                                                   std::move(steps), clock_);
     ASSERT_TRUE(manager_->recover().ok());
     ctx_.manager = manager_.get();
     ctx_.slurm_uid = 64030;
@@ -83,6 +84,7 @@ class ControlHandlerTest : public ::testing::Test {
 
   support::TempDir tmp_{"accel-handler"};
   std::string root_ = tmp_.path();
+  support::FakeClock clock_{5};  // the job manager's, which never moves
   std::unique_ptr<agent::JobManager> manager_;
   HandlerContext ctx_;
   std::vector<uint8_t> last_;
@@ -305,7 +307,7 @@ TEST_F(ControlHandlerTest, EveryNodeOfAJobTellsItsNodesAndNamesItsPartitionAlike
   std::vector<std::unique_ptr<agent::JobStep>> steps;
   steps.push_back(std::make_unique<NamesThePartition>());
   agent::JobManager m(agent::JobStore(root_ + "/state2"), accel::agentd::testing::twoGpuInventory(),
-                      std::move(steps), [] { return int64_t{5}; });
+                      std::move(steps), clock_);
   ASSERT_TRUE(m.recover().ok());
   std::vector<event::Event> events;
   ctx_.manager = &m;
@@ -475,7 +477,8 @@ TEST_F(ControlHandlerTest, IpuJobOnANodeWithoutIpusFailsAndDrainsThisNodeOnce) {
   ctx_.drain_node = [&](uint32_t job, const std::string& node, const std::string& reason) {
     drainer.drainOnce(job, node, reason);
   };
-  NodeHealth health([] { return int64_t{7}; });
+  support::FakeClock health_clock{7};
+  NodeHealth health(health_clock);
   ctx_.health = &health;
   std::vector<event::Event> events;
   ctx_.emit = [&events](const event::Event& e) { events.push_back(e); };

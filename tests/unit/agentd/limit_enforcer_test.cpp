@@ -75,7 +75,7 @@ class LimitEnforcerTest : public ::testing::Test {
     clock_ = std::make_unique<FakeClock>(clock_start);
     manager_ = std::make_unique<agent::JobManager>(
         agent::JobStore(dir_.file("state")), agent::Inventory{},
-        std::vector<std::unique_ptr<agent::JobStep>>{}, clock_->wallFn());
+        std::vector<std::unique_ptr<agent::JobStep>>{}, *clock_);
     // As the daemon: every change of a budget or of a job's tasks re-arms.
     manager_->setBudgetListener([this] {
       if (auto* e = armed_.load()) e->rearm();
@@ -118,7 +118,7 @@ class LimitEnforcerTest : public ::testing::Test {
 
   void startEnforcer() {
     EnforcerActions actions;
-    actions.now = clock_->wallFn();
+    actions.clock = clock_.get();
     actions.signal_tasks = [this](const std::vector<agent::TaskRef>& tasks, int sig) {
       const uint32_t job = tasks.empty() ? 0 : uint32_t(tasks.front().pid / 100);
       note(signal(job, sig, int(tasks.size()), clock_->wallNs()));

@@ -8,6 +8,7 @@
 #include "accel/agent/job_dir_step.h"
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
+#include "fake_clock.h"
 #include "temp_dir.h"
 #include "test_inventory.h"
 
@@ -24,7 +25,7 @@ class StaleJobsTest : public ::testing::Test {
     std::vector<std::unique_ptr<agent::JobStep>> steps;
     steps.push_back(std::make_unique<agent::JobDirStep>(root_ + "/jobs"));
     manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv,
-                                                   std::move(steps), [] { return int64_t{5}; });
+                                                   std::move(steps), clock_);
     ASSERT_TRUE(manager_->recover().ok());
     ctx_.manager = manager_.get();
     ctx_.node_name = "n1";
@@ -55,6 +56,7 @@ class StaleJobsTest : public ::testing::Test {
 
   support::TempDir tmp_{"accel-stale"};
   std::string root_ = tmp_.path();
+  support::FakeClock clock_{5};  // the job manager's, which never moves
   std::unique_ptr<agent::JobManager> manager_;
   HandlerContext ctx_;
   std::vector<event::Event> events_;

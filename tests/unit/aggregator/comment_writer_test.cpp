@@ -10,6 +10,7 @@
 #include "accel/aggregator/ingest.h"
 #include "accel/common/safe_file.h"
 #include "fake_accounting.h"
+#include "fake_clock.h"
 #include "temp_dir.h"
 
 namespace accel::aggregator {
@@ -35,14 +36,13 @@ class CommentWriterTest : public ::testing::Test {
     ASSERT_TRUE(ingestor_->load().ok());
     CommentWriterOptions options{writes_per_second, std::chrono::seconds(2),
                                  std::chrono::seconds(60), batch_size};
-    writer_ =
-        std::make_unique<CommentWriter>(*store_, fake_, metrics_, options, [this] { return now_; });
+    writer_ = std::make_unique<CommentWriter>(*store_, fake_, metrics_, options, clock_);
   }
   // One event of a node whose stream is epoch 1, at the current time.
   void send(const std::string& node, const Event& ev) {
     auto bytes = encode({node, 1, ++seq_[node], 1, 1}, ev);
-    ASSERT_TRUE(ingestor_->offer(node, bytes, now_));
-    ASSERT_TRUE(ingestor_->commit(now_).ok());
+    ASSERT_TRUE(ingestor_->offer(node, bytes, clock_.wallNs()));
+    ASSERT_TRUE(ingestor_->commit(clock_.wallNs()).ok());
   }
   void startTwoNodeJob(uint32_t job) {
     for (std::string node : {"n1", "n2"}) {
@@ -57,16 +57,16 @@ class CommentWriterTest : public ::testing::Test {
     auto a = encode({"n1", 1, seq, 1, 1},
                     PrologFinished{job, JobResult::kOk, {"cuda0"}, "", 1, "", "gpu"});
     auto b = encode({"n1", 1, seq + 1, 1, 1}, EpilogFinished{job});
-    ASSERT_TRUE(ingestor_->offer("n1", a, now_));
-    ASSERT_TRUE(ingestor_->offer("n1", b, now_));
-    ASSERT_TRUE(ingestor_->commit(now_).ok());
+    ASSERT_TRUE(ingestor_->offer("n1", a, clock_.wallNs()));
+    ASSERT_TRUE(ingestor_->offer("n1", b, clock_.wallNs()));
+    ASSERT_TRUE(ingestor_->commit(clock_.wallNs()).ok());
   }
 
   support::TempDir tmp_{"accel-comment-test"};
   std::string dir_ = tmp_.path();
   Metrics metrics_;
   FakeAccounting fake_;
-  int64_t now_ = 1000 * kSec;
+  support::FakeClock clock_{1000 * kSec};
   std::map<std::string, uint64_t> seq_;  // send(): each node's last sequence number
   std::unique_ptr<Store> store_;
   std::unique_ptr<Ingestor> ingestor_;
@@ -76,7 +76,7 @@ class CommentWriterTest : public ::testing::Test {
 TEST_F(CommentWriterTest, WritesSummaryBesideExistingContent) {
   fake_.addJob(42, "JS1:abc");
   finishJob(42, 1);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   std::string c = fake_.comment(42);
   EXPECT_EQ(c.rfind("JS1:abc;accel={\"v\":1,", 0), 0u) << c;
@@ -88,24 +88,24 @@ TEST_F(CommentWriterTest, OutageIsBackFilledAfterwards) {
   fake_.addJob(42);
   fake_.setReachable(false);
   finishJob(42, 1);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 0);
   EXPECT_EQ(metrics_.comment_failures, 1u);
   EXPECT_EQ(*store_->pendingCount(), 1);
   fake_.setReachable(true);
-  now_ += kSec;  // before the retry time: nothing happens yet
+  clock_.advance(kSec);  // before the retry time: nothing happens yet
   EXPECT_EQ(*writer_->runOnce(), 0);
-  now_ += 5 * kSec;
+  clock_.advance(5 * kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_FALSE(extractAccelSegment(fake_.comment(42)).empty());
 }
 
 TEST_F(CommentWriterTest, JobNotYetInAccountingIsRetried) {
   finishJob(42, 1);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 0);
   fake_.addJob(42);
-  now_ += 10 * kSec;
+  clock_.advance(10 * kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
 }
 
@@ -115,14 +115,14 @@ TEST_F(CommentWriterTest, JobNotYetInAccountingIsRetried) {
 TEST_F(CommentWriterTest, WaitsForTheJobsEndInAccounting) {
   fake_.addRunningJob(42);
   finishJob(42, 1);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 0);
   EXPECT_EQ(fake_.writes(), 0);
   EXPECT_EQ(metrics_.comment_waits, 1u);
   EXPECT_EQ(metrics_.comment_failures, 0u);
   EXPECT_EQ(*store_->pendingCount(), 1);
   fake_.endJob(42, "JS1:kept");
-  now_ += 3 * kSec;  // past the first back-off (2 s)
+  clock_.advance(3 * kSec);  // past the first back-off (2 s)
   EXPECT_EQ(*writer_->runOnce(), 1);
   std::string c = fake_.comment(42);
   EXPECT_EQ(c.rfind("JS1:kept;accel={", 0), 0u) << c;
@@ -138,13 +138,13 @@ TEST_F(CommentWriterTest, RequeuedJobsPendingRunDoesNotHoldItsSummary) {
   fake_.addRunningJob(42);
   fake_.requeueJob(42);
   finishJob(42, 1);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_EQ(metrics_.comment_waits, 0u);
   EXPECT_FALSE(extractAccelSegment(fake_.comment(42)).empty());
   fake_.startJob(42);
   finishJob(42, 3);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 0);
   EXPECT_EQ(metrics_.comment_waits, 1u);
 }
@@ -156,7 +156,7 @@ TEST_F(CommentWriterTest, GivesUpWaitingForAnEndThatNeverComes) {
   finishJob(42, 1);
   int waits = 0;
   for (; waits < 20 && fake_.writes() == 0; ++waits) {
-    now_ += 61 * kSec;  // past any back-off of this writer (at most 60 s)
+    clock_.advance(61 * kSec);  // past any back-off of this writer (at most 60 s)
     (void)writer_->runOnce();
   }
   EXPECT_EQ(fake_.writes(), 1);
@@ -167,12 +167,12 @@ TEST_F(CommentWriterTest, GivesUpWaitingForAnEndThatNeverComes) {
 
 TEST_F(CommentWriterTest, RateLimitSpreadsWrites) {
   for (uint32_t j = 1; j <= 6; ++j) fake_.addJob(j), finishJob(j, 2 * j - 1);
-  now_ += 10 * kSec;
+  clock_.advance(10 * kSec);
   EXPECT_EQ(*writer_->runOnce(), 2);  // burst of writes_per_second
   EXPECT_EQ(*writer_->runOnce(), 0);  // no time passed
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 2);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 2);
   EXPECT_EQ(fake_.writes(), 6);
 }
@@ -180,13 +180,13 @@ TEST_F(CommentWriterTest, RateLimitSpreadsWrites) {
 TEST_F(CommentWriterTest, UnchangedCommentIsNotRewritten) {
   fake_.addJob(42);
   finishJob(42, 1);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   auto again =
       encode({"n1", 1, 3, 1, 1}, EpilogFinished{42});  // queues the job again, same summary
-  ASSERT_TRUE(ingestor_->offer("n1", again, now_));
-  ASSERT_TRUE(ingestor_->commit(now_).ok());
-  now_ += kSec;
+  ASSERT_TRUE(ingestor_->offer("n1", again, clock_.wallNs()));
+  ASSERT_TRUE(ingestor_->commit(clock_.wallNs()).ok());
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_EQ(fake_.writes(), 1);
 }
@@ -196,14 +196,14 @@ TEST_F(CommentWriterTest, TwoNodeJobIsWrittenOnceAfterItsLastEpilog) {
   startTwoNodeJob(42);
   send("n1", EpilogFinished{42});
   for (int i = 0; i < 5; ++i) {
-    now_ += 10 * kSec;
+    clock_.advance(10 * kSec);
     EXPECT_EQ(*writer_->runOnce(), 0);
   }
   EXPECT_EQ(fake_.writes(), 0);
   send("n2", EpilogFinished{42});
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
-  now_ += 600 * kSec;  // past the wait: nothing is written a second time
+  clock_.advance(600 * kSec);  // past the wait: nothing is written a second time
   EXPECT_EQ(*writer_->runOnce(), 0);
   EXPECT_EQ(fake_.writes(), 1);
   auto j = written(42);
@@ -219,19 +219,19 @@ TEST_F(CommentWriterTest, NodeThatNeverReportsIsNamedAfterTheWait) {
   fake_.addJob(42);
   startTwoNodeJob(42);
   send("n1", EpilogFinished{42});
-  int64_t first_epilog = now_;
-  now_ = first_epilog + 299 * kSec;
+  int64_t first_epilog = clock_.wallNs();
+  clock_.advanceTo(first_epilog + 299 * kSec);
   EXPECT_EQ(*writer_->runOnce(), 0);
   restart();
   EXPECT_EQ(*writer_->runOnce(), 0);
-  now_ = first_epilog + 300 * kSec;
+  clock_.advanceTo(first_epilog + 300 * kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   auto j = written(42);
   EXPECT_EQ(j["missing_nodes"], nlohmann::json::array({"n2"}));
   EXPECT_EQ(j["nodes"], nlohmann::json::array({"n1", "n2"}));
-  now_ += 60 * kSec;
+  clock_.advance(60 * kSec);
   send("n2", EpilogFinished{42});
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_FALSE(written(42).contains("missing_nodes"));
   EXPECT_EQ(fake_.writes(), 2);
@@ -242,11 +242,11 @@ TEST_F(CommentWriterTest, NodeThatNeverReportsIsNamedAfterTheWait) {
 TEST_F(CommentWriterTest, BacklogIsWrittenInBatchesWithinTheRate) {
   restart(/*batch_size=*/50, /*writes_per_second=*/120);
   for (uint32_t j = 1; j <= 130; ++j) fake_.addJob(j), finishJob(j, 2 * j - 1);
-  now_ += 10 * kSec;
+  clock_.advance(10 * kSec);
   EXPECT_EQ(*writer_->runOnce(), 120);  // the burst: one second's worth
   EXPECT_EQ(fake_.connections(), 6);    // batches of 50, 50 and 20, each read then written
   EXPECT_EQ(*store_->pendingCount(), 10);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 10);
   EXPECT_EQ(fake_.connections(), 8);
   EXPECT_EQ(fake_.writes(), 130);
@@ -261,14 +261,14 @@ TEST_F(CommentWriterTest, AJobUnknownToSlurmdbdDoesNotHoldUpItsBatch) {
   for (uint32_t j = 1; j <= 3; ++j) finishJob(j, 2 * j - 1);
   fake_.addJob(1);
   fake_.addJob(3);
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 2);
   EXPECT_EQ(metrics_.comment_failures, 1u);
   EXPECT_EQ(*store_->pendingCount(), 1);
   EXPECT_FALSE(extractAccelSegment(fake_.comment(1)).empty());
   EXPECT_FALSE(extractAccelSegment(fake_.comment(3)).empty());
   fake_.addJob(2);
-  now_ += 10 * kSec;
+  clock_.advance(10 * kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_EQ(*store_->pendingCount(), 0);
   EXPECT_EQ(fake_.writes(), 3);
@@ -283,15 +283,15 @@ TEST_F(CommentWriterTest, SummaryQueuedAgainDuringItsWriteIsWrittenAgain) {
   fake_.onWrite([this] {
     auto again = encode({"n2", 1, 1, 1, 1}, PrologStarted{42, 1000, "alice", "n2", 1, 1});
     auto done = encode({"n2", 1, 2, 1, 1}, EpilogFinished{42});
-    ASSERT_TRUE(ingestor_->offer("n2", again, now_));
-    ASSERT_TRUE(ingestor_->offer("n2", done, now_));
-    ASSERT_TRUE(ingestor_->commit(now_).ok());
+    ASSERT_TRUE(ingestor_->offer("n2", again, clock_.wallNs()));
+    ASSERT_TRUE(ingestor_->offer("n2", done, clock_.wallNs()));
+    ASSERT_TRUE(ingestor_->commit(clock_.wallNs()).ok());
   });
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_EQ(*store_->pendingCount(), 1);  // the newer generation stays queued
   EXPECT_FALSE(written(42).contains("restarts"));
-  now_ += kSec;
+  clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_EQ(*store_->pendingCount(), 0);
   EXPECT_EQ(written(42)["restarts"], 1);

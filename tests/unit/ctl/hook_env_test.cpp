@@ -17,6 +17,7 @@
 #include "accel/events/codec.h"
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
+#include "fake_clock.h"
 #include "temp_dir.h"
 
 namespace accel::ctl {
@@ -285,7 +286,7 @@ class PrologNodesTest : public ::testing::Test {
             .ok());
     manager_ = std::make_unique<agent::JobManager>(
         agent::JobStore(root_ + "/state"), agentd::testing::twoGpuInventory(),
-        std::vector<std::unique_ptr<agent::JobStep>>{}, [] { return int64_t{5}; });
+        std::vector<std::unique_ptr<agent::JobStep>>{}, clock_);
     ASSERT_TRUE(manager_->recover().ok());
     ctx_.manager = manager_.get();
     ctx_.node_name = "host-of-sbn2";
@@ -315,6 +316,7 @@ class PrologNodesTest : public ::testing::Test {
 
   support::TempDir tmp_{"accel-hook"};
   std::string root_ = tmp_.path();
+  support::FakeClock clock_{5};  // the job manager's, which never moves
   std::unique_ptr<agent::JobManager> manager_;
   agentd::HandlerContext ctx_;
   std::vector<event::Event> events_;

@@ -23,7 +23,7 @@ class FakeController : public ipu::PartitionController {
 
 TEST(NodeHealthTest, ControllersAreListedBeforeTheirFirstCallAndCountCalls) {
   support::FakeClock clock(1000);
-  auto health = std::make_shared<NodeHealth>(clock.wallFn());
+  auto health = std::make_shared<NodeHealth>(clock);
   auto fake = std::make_shared<FakeController>();
   auto vipu = watchCalls(std::shared_ptr<ipu::PartitionController>(fake), health);
   auto s = health->snapshot();
@@ -82,7 +82,7 @@ TEST(NodeHealthTest, NoClientNoWatcher) {
 
 TEST(NodeHealthTest, KeepsTheNewestErrorsWithTheirTime) {
   support::FakeClock clock(1000);
-  NodeHealth health(clock.wallFn());
+  NodeHealth health(clock);
   for (int i = 0; i < 15; ++i) {
     clock.advanceTo(100 + i);
     health.nodeFault("fault " + std::to_string(i));
@@ -96,7 +96,7 @@ TEST(NodeHealthTest, KeepsTheNewestErrorsWithTheirTime) {
 
 TEST(NodeHealthTest, RefusedReloadIsKeptUntilOneIsApplied) {
   support::FakeClock clock(1000);
-  NodeHealth health(clock.wallFn());
+  NodeHealth health(clock);
   health.configLoaded();
   clock.advanceTo(5000);
   health.configRefused("config not changed: accel.conf:3: key 'Foo': unknown key");

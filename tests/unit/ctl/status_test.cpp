@@ -11,6 +11,7 @@
 #include "accel/common/safe_file.h"
 #include "accel/ctl/status_view.h"
 #include "accel/schemas/control_generated.h"
+#include "fake_clock.h"
 #include "temp_dir.h"
 
 namespace accel::ctl {
@@ -30,9 +31,9 @@ class StatusTest : public ::testing::Test {
     inv.source = "/etc/slurm/ipa20.xml";
     manager_ = std::make_unique<agent::JobManager>(agent::JobStore(root_ + "/state"), inv,
                                                    std::vector<std::unique_ptr<agent::JobStep>>{},
-                                                   [] { return kNow; });
+                                                   manager_clock_);
     ASSERT_TRUE(manager_->recover().ok());
-    health_ = std::make_shared<agentd::NodeHealth>([this] { return now_; });
+    health_ = std::make_shared<agentd::NodeHealth>(health_clock_);
     health_->configLoaded();
     ctx_.manager = manager_.get();
     ctx_.node_name = "node1";
@@ -73,7 +74,8 @@ class StatusTest : public ::testing::Test {
 
   support::TempDir tmp_{"accel-status"};
   std::string root_ = tmp_.path();
-  int64_t now_ = kNow - 600 * kSec;
+  support::FakeClock manager_clock_{kNow};              // never moves
+  support::FakeClock health_clock_{kNow - 600 * kSec};  // the node health's
   std::unique_ptr<agent::JobManager> manager_;
   std::shared_ptr<agentd::NodeHealth> health_;
   event::OutboxStats outbox_;
@@ -84,7 +86,7 @@ class StatusTest : public ::testing::Test {
 TEST_F(StatusTest, AHealthyNodeSaysSoAndShowsEverySubject) {
   ASSERT_EQ(call(prolog(42, "1"))->outcome(), fb::Outcome::Ok);
   health_->addController("vipu", "vipu at 10.1.2.3:8090");
-  now_ = kNow - 30 * kSec;
+  health_clock_.advanceTo(kNow - 30 * kSec);
   health_->controllerCalled("vipu", "create p42", okStatus());
   outbox_.backlog = 2;
   outbox_.sent = 10;
@@ -120,7 +122,7 @@ TEST_F(StatusTest, AHealthyNodeSaysSoAndShowsEverySubject) {
 
 TEST_F(StatusTest, ProblemsAreNamedAtTheTopAndInTheJson) {
   ASSERT_EQ(call(prolog(60, "0"))->outcome(), fb::Outcome::Ok);
-  now_ = kNow - 120 * kSec;
+  health_clock_.advanceTo(kNow - 120 * kSec);
   ASSERT_EQ(call(prolog(61, "0"))->outcome(), fb::Outcome::NodeFault);  // GPU 0 is held by job 60
   health_->addController("appliance", "csctl");
   health_->controllerCalled("appliance", "get jobs",
@@ -191,7 +193,7 @@ TEST_F(StatusTest, HeldEventsAndSpoolErrorsAreNamed) {
 TEST_F(StatusTest, OnlyRecentNodeFaultsMakeTheNodeUnwell) {
   ASSERT_EQ(call(prolog(70, "3-1"))->outcome(), fb::Outcome::UserError);  // a malformed GPU range
   EXPECT_TRUE(statusProblems(status(), kNow).empty());
-  now_ = kNow - 2 * 3600 * kSec;
+  health_clock_.advanceTo(kNow - 2 * 3600 * kSec);
   health_->nodeFault("epilog: job 5: cannot remove /run/x: busy");
   const auto& s = status();
   EXPECT_TRUE(statusProblems(s, kNow).empty());

@@ -12,13 +12,12 @@ constexpr int64_t kSec = FakeClock::kSec;
 
 TEST(FakeClockTest, TimePassesOnlyWhenTheTestMovesIt) {
   FakeClock clock(100 * kSec, 7 * kSec);
-  auto wall = clock.wallFn();
-  auto mono = clock.monoFn();
-  EXPECT_EQ(wall(), 100 * kSec);
-  EXPECT_EQ(mono(), 7 * kSec);
+  const Clock& seen = clock;  // as the code under test reads it
+  EXPECT_EQ(seen.wallNs(), 100 * kSec);
+  EXPECT_EQ(seen.monoNs(), 7 * kSec);
   clock.advance(1500ms);
-  EXPECT_EQ(wall(), 101'500'000'000);
-  EXPECT_EQ(mono(), 8'500'000'000);
+  EXPECT_EQ(seen.wallNs(), 101'500'000'000);
+  EXPECT_EQ(seen.monoNs(), 8'500'000'000);
   clock.advanceTo(110 * kSec);
   EXPECT_EQ(clock.wallNs(), 110 * kSec);
   EXPECT_EQ(clock.monoNs(), 17 * kSec);
@@ -36,11 +35,11 @@ TEST(FakeClockTest, AStepOfTheWallClockLeavesTheMonotonicClock) {
 
 TEST(FakeClockTest, SteadyReadingsAndSleepsAreTheMonotonicTime) {
   FakeClock clock(100 * kSec, 7 * kSec);
-  auto steady = clock.steadyFn();
-  auto sleep = clock.sleepFn();
-  const auto before = steady();
-  sleep(250ms);
-  EXPECT_EQ(steady() - before, 250ms);
+  const Clock& seen = clock;
+  const auto before = seen.steadyNow();
+  EXPECT_EQ(before.time_since_epoch(), 7s);
+  seen.sleepFor(250ms);
+  EXPECT_EQ(seen.steadyNow() - before, 250ms);
   EXPECT_EQ(clock.wallNs(), 100 * kSec + 250'000'000);
 }
 

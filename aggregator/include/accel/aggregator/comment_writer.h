@@ -8,12 +8,12 @@
 // with exponential back-off. Owns no thread: the caller calls runOnce().
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "accel/aggregator/accounting.h"
 #include "accel/aggregator/metrics.h"
 #include "accel/aggregator/store.h"
+#include "accel/common/clock.h"
 
 namespace accel::aggregator {
 
@@ -26,9 +26,9 @@ struct CommentWriterOptions {
 
 class CommentWriter {
  public:
-  using Clock = std::function<int64_t()>;  // nanoseconds, CLOCK_REALTIME in production
+  // Times are `clock`'s wall time; `clock` must outlive the writer.
   CommentWriter(Store& store, Accounting& accounting, Metrics& metrics,
-                CommentWriterOptions options, Clock clock);
+                CommentWriterOptions options, const Clock& clock);
 
   // Attempts the writes that are due, as many as the rate allows now.
   // Returns how many succeeded; an error only when the store fails.
@@ -43,7 +43,7 @@ class CommentWriter {
   Accounting& accounting_;
   Metrics& metrics_;
   CommentWriterOptions options_;
-  Clock clock_;
+  const Clock& clock_;
   double tokens_ = 1;
   int64_t last_refill_ns_ = 0;
 };

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "accel/appliance/appliance.h"
+#include "accel/common/clock.h"
 #include "accel/common/result.h"
 
 namespace accel::agent {
@@ -74,7 +75,6 @@ class ApplianceWatcher {
  public:
   using LiveJobs = std::function<std::vector<LiveJob>()>;  // Slurm jobs live on this node
   using OnChange = std::function<void(const appliance::ApplianceJob& job)>;
-  using NowFn = std::function<int64_t()>;  // CLOCK_REALTIME ns
   // An entry labelled with a live job that counts for none (Attribution::
   // foreign), told once while it stays listed, for the caller to log.
   using OnIgnored = std::function<void(const appliance::ApplianceJob& job)>;
@@ -83,10 +83,11 @@ class ApplianceWatcher {
   // running from the poll that first saw it (id: the entry's name, or
   // kUnreadableEntry), or, for an entry followed before, what was last read
   // of it, unchanged. A placeholder that leaves the list is reported ended
-  // (kFailed) at the poll that no longer sees it.
+  // (kFailed) at the poll that no longer sees it. The node's clock is
+  // `clock`'s wall time; `clock` must outlive the watcher.
   ApplianceWatcher(std::shared_ptr<appliance::ApplianceClient> client,
-                   std::chrono::milliseconds interval, LiveJobs live, OnChange on_change, NowFn now,
-                   OnIgnored on_ignored = {});
+                   std::chrono::milliseconds interval, LiveJobs live, OnChange on_change,
+                   const Clock& clock, OnIgnored on_ignored = {});
   ~ApplianceWatcher();  // stops the thread
 
   void start();
@@ -117,7 +118,7 @@ class ApplianceWatcher {
   std::chrono::milliseconds interval_;
   LiveJobs live_;
   OnChange on_change_;
-  NowFn now_;
+  const Clock& clock_;
   OnIgnored on_ignored_;
 
   mutable std::mutex mu_;  // guards everything below

@@ -29,13 +29,13 @@
 #include <memory>
 
 #include "accel/agent/job_step.h"
+#include "accel/common/clock.h"
 #include "accel/common/vipu_config.h"
 #include "accel/ipu/partition_controller.h"
 
 namespace accel::agent {
 
-// How a follower waits for the leader's partition. Unset functions take the
-// real clock and sleep; tests inject their own.
+// How a follower waits for the leader's partition.
 struct FollowerWait {
   // How long to wait in all; read at each prolog (HookTimeout may be reloaded).
   std::function<std::chrono::milliseconds()> budget;
@@ -51,8 +51,9 @@ struct FollowerWait {
   // Until a wait has been seen (and after one that found it at once) the
   // first ask is at once.
 
-  std::function<std::chrono::steady_clock::time_point()> now;
-  std::function<void(std::chrono::milliseconds)> sleep;
+  // What the wait is timed on (its monotonic time) and sleeps on; tests give
+  // their own. Must outlive the step.
+  const Clock* clock = &systemClock();
 };
 
 class IpuPartitionStep : public JobStep {

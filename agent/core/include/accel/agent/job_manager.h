@@ -19,6 +19,7 @@
 #include "accel/agent/job_record.h"
 #include "accel/agent/job_step.h"
 #include "accel/agent/job_store.h"
+#include "accel/common/clock.h"
 #include "accel/common/result.h"
 
 namespace accel::agent {
@@ -78,10 +79,11 @@ struct KindFault {
 class JobManager {
  public:
   static constexpr size_t kMaxErrors = 10;
-  using NowFn = std::function<int64_t()>;  // CLOCK_REALTIME in ns
 
+  // The job times (prolog start, ready, budgets) are `clock`'s wall time;
+  // `clock` must outlive the manager.
   JobManager(JobStore store, Inventory inventory, std::vector<std::unique_ptr<JobStep>> steps,
-             NowFn now);
+             const Clock& clock);
 
   // Loads persisted records and brings each to a stable phase.
   Result<RecoverySummary> recover();
@@ -161,7 +163,7 @@ class JobManager {
 
   JobStore store_;
   std::vector<std::unique_ptr<JobStep>> steps_;
-  NowFn now_;
+  const Clock& clock_;
   std::function<void()> budget_listener_;
 
   mutable std::mutex mu_;  // guards everything below

@@ -29,9 +29,11 @@
 #include "accel/agent/per_job_cap.h"
 #include "accel/agentd/agent_metrics.h"
 #include "accel/agentd/appliance_view.h"
+#include "accel/agentd/job_clock.h"
 #include "accel/agentd/limit_enforcer.h"
 #include "accel/agentd/surrogate_steps.h"
 #include "accel/appliance/appliance.h"
+#include "accel/common/clock.h"
 #include "accel/common/config.h"
 #include "accel/common/result.h"
 #include "accel/events/event.h"
@@ -46,9 +48,9 @@ class ApplianceService : public ApplianceView {
     bool surrogate_steps = false;                   // SurrogateSteps
     std::string config_path;                        // accel.conf, for the surrogate sruns
     std::string accelctl;                           // the accelctl their waiters run
-    // The job clock (CLOCK_REALTIME ns) the watcher and the enforcer read;
-    // unset: jobClockNs. Tests give a FakeClock's.
-    std::function<int64_t()> now;
+    // The clock whose wall time the watcher and the enforcer read: the job
+    // clock; tests give a FakeClock. Must outlive the service.
+    const Clock* clock = &jobClock();
   };
   using Emit = std::function<void(const event::Event&)>;
 

@@ -1,12 +1,13 @@
 #pragma once
 // Enforces appliance time limits on the node. One thread waits on a
-// CLOCK_BOOTTIME timerfd armed for the time from `now` (the job clock) to the
-// earliest pending action of any job (warning, enforcement, SIGKILL after the
-// grace), so a step of the wall clock moves no deadline; it is re-armed
-// whenever a budget or a job's tasks change and after every action. That
-// thread only signals; a second thread records each action in the job
-// record, streams its event, logs it and starts cancelling appliance jobs,
-// so a slow disk, spool or appliance client never delays a signal.
+// CLOCK_BOOTTIME timerfd armed for the time from now, on
+// EnforcerActions::clock (the job clock), to the earliest pending action of
+// any job (warning, enforcement, SIGKILL after the grace), so a step of the
+// wall clock moves no deadline; it is re-armed whenever a budget or a job's
+// tasks change and after every action. That thread only signals; a second
+// thread records each action in the job record, streams its event, logs it
+// and starts cancelling appliance jobs, so a slow disk, spool or appliance
+// client never delays a signal.
 //
 // Actions, each taken once (also across a restart: it is persisted):
 //   warn     the job's --appliance-signal to the tasks of its steps, or
@@ -27,6 +28,8 @@
 #include <vector>
 
 #include "accel/agent/job_manager.h"
+#include "accel/agentd/job_clock.h"
+#include "accel/common/clock.h"
 #include "accel/common/result.h"
 #include "accel/events/event.h"
 
@@ -45,7 +48,9 @@ struct EnforcerActions {
   // the node has no appliance.
   std::function<void(uint32_t job_id)> cancel_appliance;
   std::function<void(const event::Event&)> emit;
-  std::function<int64_t()> now;  // the job clock (jobClockNs: wall time that does not step), ns
+  // Deadlines are this clock's wall time: the job clock, which does not
+  // step. Must outlive the enforcer.
+  const Clock* clock = &jobClock();
 };
 
 class LimitEnforcer {

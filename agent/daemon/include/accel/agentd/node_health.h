@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "accel/appliance/appliance.h"
+#include "accel/common/clock.h"
 #include "accel/common/result.h"
 #include "accel/ipu/partition_controller.h"
 
@@ -46,10 +47,9 @@ struct HealthSnapshot {
 class NodeHealth {
  public:
   static constexpr size_t kMaxErrors = 10;
-  using NowFn = std::function<int64_t()>;  // CLOCK_REALTIME in ns
 
-  // `now` unset: CLOCK_REALTIME.
-  explicit NodeHealth(NowFn now = {});
+  // Times are `clock`'s wall time; `clock` must outlive this object.
+  explicit NodeHealth(const Clock& clock = systemClock());
 
   void configLoaded();
   void configRefused(const std::string& why);
@@ -74,7 +74,7 @@ class NodeHealth {
 
  private:
   void record(const std::string& name, const std::string& call, const Status& outcome, int64_t now);
-  NowFn now_;
+  const Clock& clock_;
   mutable std::mutex mu_;
   int64_t config_loaded_ns_ = 0;
   std::string config_error_;

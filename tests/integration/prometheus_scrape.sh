@@ -71,6 +71,17 @@ count() {
     printf '%s' "$v"
 }
 must_count() { count "$1" || fail "Prometheus did not answer the query $1"; }
+# A daemon restarted by an earlier test counts from zero again, and until Prometheus scrapes
+# it anew it still holds the last counts of the process before. So the counts are read only
+# after a scrape of both targets that began later than now (Prometheus's clock).
+since=$(query 'vector(time())') || fail "Prometheus did not answer the query time()"
+scraped_after() {
+    local at
+    at=$(query "timestamp(up{job=\"$1\"})") || return 1
+    [[ $at != none ]] && awk -v a="$at" -v b="$2" 'BEGIN { exit !(a > b) }'
+}
+wait_for "a scrape of the agent after $since" 20 scraped_after accel-agent "$since"
+wait_for "a scrape of the aggregator after $since" 20 scraped_after accel-aggregator "$since"
 prologs0=$(must_count 'accel_hook_duration_seconds_count{job="accel-agent",hook="prolog"}')
 epilogs0=$(must_count 'accel_hook_duration_seconds_count{job="accel-agent",hook="epilog"}')
 events0=$(must_count 'accel_aggregator_events_total{job="accel-aggregator"}')

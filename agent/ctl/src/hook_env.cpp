@@ -4,13 +4,11 @@
 
 #include "accel/common/hostlist.h"
 #include "accel/common/text.h"
-#include "accel/schemas/control_generated.h"
+#include "accel/ipc/control_requests.h"
 #include "accel/spank/job_env.h"
 
 namespace accel::ctl {
 namespace {
-
-namespace fb = accel::control;
 
 // A whole non-negative number, or an error naming the variable.
 template <typename T>
@@ -136,24 +134,30 @@ void readJobOptions(const CliIo& io, const spank::SiteLimits& limits, HookEnv& e
 }
 
 std::vector<uint8_t> prologRequest(const HookEnv& e) {
-  flatbuffers::FlatBufferBuilder fbb(512 + e.node_list.size());
-  auto spec = fb::CreateJobSpecDirect(
-      fbb, e.job_id, e.uid, e.gid, e.user.c_str(), e.node.c_str(), e.partition.c_str(),
-      e.gpus.c_str(), e.ipus, e.num_replicas, e.ntasks, e.appliance_time_sec, e.appliance_signal,
-      e.appliance_signal_lead_sec, e.node_list.c_str(), e.node_count,
-      e.refusal.empty() ? nullptr : e.refusal.c_str(), e.appliance_signal_batch, e.restart_count);
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::PrologRequest,
-                               fb::CreatePrologRequest(fbb, spec).Union()),
-             fb::RequestIdentifier());
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+  ipc::JobSpecFields job;
+  job.job_id = e.job_id;
+  job.uid = e.uid;
+  job.gid = e.gid;
+  job.user = e.user;
+  job.node = e.node;
+  job.partition = e.partition;
+  job.gpus = e.gpus;
+  job.ipus = e.ipus;
+  job.num_replicas = e.num_replicas;
+  job.ntasks = e.ntasks;
+  job.appliance_time_sec = e.appliance_time_sec;
+  job.appliance_signal = e.appliance_signal;
+  job.appliance_signal_lead_sec = e.appliance_signal_lead_sec;
+  job.node_list = e.node_list;
+  job.node_count = e.node_count;
+  job.refusal = e.refusal;
+  job.appliance_signal_batch = e.appliance_signal_batch;
+  job.restart_count = e.restart_count;
+  return ipc::encodePrologRequest(job);
 }
 
 std::vector<uint8_t> epilogRequest(const HookEnv& e) {
-  flatbuffers::FlatBufferBuilder fbb(128);
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest,
-                               fb::CreateEpilogRequest(fbb, e.job_id, e.uid).Union()),
-             fb::RequestIdentifier());
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+  return ipc::encodeEpilogRequest(e.job_id, e.uid);
 }
 
 }  // namespace accel::ctl

@@ -5,21 +5,13 @@
 
 #include "accel/ctl/client.h"
 #include "accel/ctl/hints.h"
+#include "accel/ipc/control_requests.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::ctl {
 namespace {
 
 namespace fb = accel::control;
-
-std::vector<uint8_t> eventsRequest(const EventsArgs& a, bool json) {
-  flatbuffers::FlatBufferBuilder fbb(256);
-  auto body = fb::CreateEventsRequestDirect(
-      fbb, a.job_id, a.node.empty() ? nullptr : a.node.c_str(), a.follow, json);
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EventsRequest, body.Union()),
-             fb::RequestIdentifier());
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
-}
 
 int exitFor(fb::Outcome o) {
   switch (o) {
@@ -52,7 +44,7 @@ int eventsThroughAgent(const EventsArgs& args, const GlobalOptions& g, const Cli
     io.err("accelctl: " + callErrorHint(conn.error(), config->control_socket, *path));
     return exitForCallError(conn.error());
   }
-  const auto req = eventsRequest(args, g.json);
+  const auto req = ipc::encodeEventsRequest(args.job_id, args.node, args.follow, g.json);
   if (auto sent = ipc::sendMessage(*conn, req.data(), req.size(), std::chrono::seconds(2));
       !sent.ok()) {
     io.err("accelctl: events: " + sent.error().message());

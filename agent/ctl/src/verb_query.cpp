@@ -10,6 +10,7 @@
 #include "accel/ctl/client.h"
 #include "accel/ctl/hints.h"
 #include "accel/ctl/status_view.h"
+#include "accel/ipc/control_requests.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::ctl {
@@ -17,19 +18,6 @@ namespace {
 
 namespace fb = accel::control;
 using nlohmann::json;
-
-std::vector<uint8_t> request(fb::RequestBody kind, uint32_t job_id = 0) {
-  flatbuffers::FlatBufferBuilder fbb(128);
-  flatbuffers::Offset<void> body;
-  if (kind == fb::RequestBody::StatusRequest)
-    body = fb::CreateStatusRequest(fbb).Union();
-  else if (kind == fb::RequestBody::JobsRequest)
-    body = fb::CreateJobsRequest(fbb).Union();
-  else
-    body = fb::CreateJobRequest(fbb, job_id).Union();
-  fbb.Finish(fb::CreateRequest(fbb, 1, kind, body), fb::RequestIdentifier());
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
-}
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : ""; }
 
@@ -125,7 +113,7 @@ int verbStatus(const std::vector<std::string>& args, const GlobalOptions& g, con
   }
   std::vector<uint8_t> buf;
   int code = kOk;
-  const auto* r = ask(g, io, request(fb::RequestBody::StatusRequest), &buf, &code);
+  const auto* r = ask(g, io, ipc::encodeStatusRequest(), &buf, &code);
   if (r == nullptr) return code;
   const auto* s = r->body_as_StatusInfo();
   if (s == nullptr) {
@@ -143,7 +131,7 @@ int verbJobs(const std::vector<std::string>& args, const GlobalOptions& g, const
   }
   std::vector<uint8_t> buf;
   int code = kOk;
-  const auto* r = ask(g, io, request(fb::RequestBody::JobsRequest), &buf, &code);
+  const auto* r = ask(g, io, ipc::encodeJobsRequest(), &buf, &code);
   if (r == nullptr) return code;
   std::vector<const fb::JobInfo*> jobs;
   if (const auto* l = r->body_as_JobList(); l && l->jobs())
@@ -169,7 +157,7 @@ int verbJob(const std::vector<std::string>& args, const GlobalOptions& g, const 
   }
   std::vector<uint8_t> buf;
   int code = kOk;
-  const auto* r = ask(g, io, request(fb::RequestBody::JobRequest, id), &buf, &code);
+  const auto* r = ask(g, io, ipc::encodeJobRequest(id), &buf, &code);
   if (r == nullptr) return code;
   const auto* j = r->body_as_JobInfo();
   if (j == nullptr) {

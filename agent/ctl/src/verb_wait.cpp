@@ -23,6 +23,7 @@
 #include <optional>
 
 #include "accel/ctl/client.h"
+#include "accel/ipc/control_requests.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::ctl {
@@ -30,12 +31,6 @@ namespace {
 
 namespace fb = accel::control;
 using namespace std::chrono_literals;
-
-std::vector<uint8_t> finish(flatbuffers::FlatBufferBuilder& fbb, fb::RequestBody kind,
-                            flatbuffers::Offset<void> body) {
-  fbb.Finish(fb::CreateRequest(fbb, 1, kind, body), fb::RequestIdentifier());
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
-}
 
 std::optional<uint32_t> number(const char* text) {
   if (text == nullptr) return std::nullopt;
@@ -50,9 +45,7 @@ enum class Seen { kUnknown, kRunning, kSucceeded, kFailed, kJobGone };
 
 // One look at the appliance job through the daemon. kUnknown: ask again.
 Seen look(const AccelConfig& config, uint32_t job, const std::string& id) {
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto reply = callDaemon(
-      config, finish(fbb, fb::RequestBody::JobRequest, fb::CreateJobRequest(fbb, job).Union()), 2s);
+  auto reply = callDaemon(config, ipc::encodeJobRequest(job), 2s);
   if (!reply.ok()) return Seen::kUnknown;  // the daemon may be restarting
   const auto* r = flatbuffers::GetRoot<fb::Reply>(reply->data());
   if (r->outcome() == fb::Outcome::NotFound) return Seen::kJobGone;
@@ -71,9 +64,7 @@ Seen look(const AccelConfig& config, uint32_t job, const std::string& id) {
 
 // True once the daemon has the report (or refused it for good).
 bool reportStep(const AccelConfig& config, uint32_t job, uint32_t step, const std::string& id) {
-  flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = fb::CreateSurrogateRequestDirect(fbb, job, step, id.c_str()).Union();
-  auto reply = callDaemon(config, finish(fbb, fb::RequestBody::SurrogateRequest, body), 2s);
+  auto reply = callDaemon(config, ipc::encodeSurrogateRequest(job, step, id), 2s);
   return reply.ok() &&
          flatbuffers::GetRoot<fb::Reply>(reply->data())->outcome() != fb::Outcome::Busy;
 }

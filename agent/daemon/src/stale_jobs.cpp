@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "accel/common/log.h"
+#include "accel/ipc/control_requests.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::agentd {
@@ -12,21 +13,13 @@ namespace {
 
 namespace fb = accel::control;
 
-std::vector<uint8_t> epilogRequest(uint32_t job_id, uint32_t uid) {
-  flatbuffers::FlatBufferBuilder fbb(128);
-  fbb.Finish(fb::CreateRequest(fbb, 1, fb::RequestBody::EpilogRequest,
-                               fb::CreateEpilogRequest(fbb, job_id, uid).Union()),
-             fb::RequestIdentifier());
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
-}
-
 // Finishes the epilog of a job that is over; counts the outcome.
 void clean(const HandlerContext& ctx, const agent::JobRecord& rec, StaleSweep& sweep) {
   const std::string job = "job " + std::to_string(rec.spec.job_id);
   log::warning(
       "stale jobs: " + job +
       " is over in Slurm but its epilog never reached the agent; cleaning what its prolog made");
-  auto bytes = epilogRequest(rec.spec.job_id, rec.spec.uid);
+  auto bytes = ipc::encodeEpilogRequest(rec.spec.job_id, rec.spec.uid);
   auto reply = handleRequest(ctx, Caller{.uid = 0, .pid = 0}, bytes);
   const auto* r = flatbuffers::GetRoot<fb::Reply>(reply.data());
   if (r->outcome() == fb::Outcome::Ok) {

@@ -1,17 +1,12 @@
 #include "accel/spank/daemon_messages.h"
 
+#include "accel/ipc/control_requests.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::spank {
 namespace {
 
 namespace fb = accel::control;
-
-std::vector<std::uint8_t> finish(flatbuffers::FlatBufferBuilder& fbb, fb::RequestBody type,
-                                 flatbuffers::Offset<void> body) {
-  fbb.Finish(fb::CreateRequest(fbb, 1, type, body), fb::RequestIdentifier());
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
-}
 
 Outcome outcomeOf(fb::Outcome o) {
   switch (o) {
@@ -59,25 +54,22 @@ JobView jobViewOf(const fb::JobInfo& info) {
 }  // namespace
 
 std::vector<std::uint8_t> encodeJobRequest(std::uint32_t job_id) {
-  flatbuffers::FlatBufferBuilder fbb(64);
-  return finish(fbb, fb::RequestBody::JobRequest, fb::CreateJobRequest(fbb, job_id).Union());
+  return ipc::encodeJobRequest(job_id);
 }
 
 std::vector<std::uint8_t> encodeTaskRequest(std::uint32_t job_id, std::uint32_t step_id, pid_t pid,
                                             std::uint64_t start_ticks, TaskEvent event,
                                             int exit_status) {
-  flatbuffers::FlatBufferBuilder fbb(96);
-  auto kind = event == TaskEvent::kStarted ? fb::TaskEventKind::Started : fb::TaskEventKind::Exited;
-  auto body = fb::CreateTaskRequest(fbb, job_id, step_id, pid, start_ticks, kind, exit_status);
-  return finish(fbb, fb::RequestBody::TaskRequest, body.Union());
+  auto kind =
+      event == TaskEvent::kStarted ? ipc::TaskEventKind::kStarted : ipc::TaskEventKind::kExited;
+  return ipc::encodeTaskRequest(job_id, step_id, pid, start_ticks, kind, exit_status);
 }
 
 std::vector<std::uint8_t> encodeStepRequest(std::uint32_t job_id, std::uint32_t step_id,
                                             StepEvent event, int exit_code) {
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto kind = event == StepEvent::kStarted ? fb::StepEventKind::Started : fb::StepEventKind::Ended;
-  return finish(fbb, fb::RequestBody::StepRequest,
-                fb::CreateStepRequest(fbb, job_id, step_id, kind, exit_code).Union());
+  auto kind =
+      event == StepEvent::kStarted ? ipc::StepEventKind::kStarted : ipc::StepEventKind::kEnded;
+  return ipc::encodeStepRequest(job_id, step_id, kind, exit_code);
 }
 
 Result<DaemonReply> decodeReply(std::span<const std::uint8_t> bytes) {

@@ -50,11 +50,11 @@
 #include <utility>
 #include <vector>
 
-#include "accel/aggregator/admin_comment.h"
 #include "accel/common/clock.h"
 #include "accel/common/safe_file.h"
 #include "accel/events/curve_keys.h"
 #include "accel/events/outbox.h"
+#include "accel/ipc/admin_comment.h"
 #include "accel/slurm/slurmdb_accounting.h"
 #include "process_util.h"
 #include "sim_node.h"
@@ -430,8 +430,7 @@ class Bench {
     for (size_t at = 0; (at = comment->find("accel=", at)) != std::string::npos; at += 6)
       ++segments;
     if (segments != 1) return std::to_string(segments) + " accel segments: " + *comment;
-    auto j =
-        nlohmann::json::parse(accel::aggregator::extractAccelSegment(*comment), nullptr, false);
+    auto j = nlohmann::json::parse(accel::ipc::extractAccelSegment(*comment), nullptr, false);
     if (j.is_discarded()) return "segment is not JSON: " + *comment;
     std::set<std::string> nodes{nodeName(i % o_.nodes)};
     if (isRequeued(i)) nodes.insert(nodeName((i + 1) % o_.nodes));

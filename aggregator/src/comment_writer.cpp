@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "accel/aggregator/admin_comment.h"
+#include "accel/ipc/admin_comment.h"
 
 namespace accel::aggregator {
 
@@ -123,7 +123,7 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
       continue;
     }
     const std::string& existing = it->second.admin_comment;
-    std::string merged = mergeAdminComment(existing, summaries[k]);
+    std::string merged = ipc::mergeAdminComment(existing, summaries[k]);
     if (merged == existing) {
       succeed(p);
       continue;

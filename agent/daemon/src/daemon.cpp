@@ -230,7 +230,10 @@ Status Daemon::startJobManager() {
         std::make_unique<agent::IpuPartitionStep>(vendors_.ipu, *vendors_.vipu, std::move(wait)));
   }
   if (config_.fabric) {
-    auto fabric = makeFabricStep(config_, *topology);
+    if (!options_.set_up_fabric)
+      return Error(ErrorCode::kUnsupported, "Fabric=yes, but this daemon has no fabric set-up")
+          .context("fabric");
+    auto fabric = options_.set_up_fabric(config_, *topology);
     if (!fabric.ok()) return fabric.error().context("fabric");
     steps.push_back(std::move(*fabric));
   }

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "accel/aggregator/admin_comment.h"
 #include "accel/exec/client_process.h"
+#include "accel/ipc/admin_comment.h"
 
 namespace accel::agentd {
 namespace {
@@ -23,7 +23,7 @@ Result<int64_t> earlierRunsUsedNs(std::string_view sacct_output) {
     std::string_view line = sacct_output.substr(0, end);
     sacct_output =
         end == std::string_view::npos ? std::string_view() : sacct_output.substr(end + 1);
-    const std::string segment = aggregator::extractAccelSegment(line);
+    const std::string segment = ipc::extractAccelSegment(line);
     if (segment.empty()) continue;
     auto j = nlohmann::json::parse(segment, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) continue;

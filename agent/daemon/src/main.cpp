@@ -8,6 +8,7 @@
 #include <string>
 
 #include "accel/agentd/daemon.h"
+#include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/slurmctld.h"
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
@@ -157,7 +158,8 @@ int main(int argc, char** argv) {
     }
     opts.config_path = *p;
   }
-  opts.set_up_vendors = accel::agentd::setUpVendors;  // the real vendor clients
+  opts.set_up_vendors = accel::agentd::setUpVendors;   // the real vendor clients
+  opts.set_up_fabric = accel::agentd::makeFabricStep;  // the real kernel, over netlink
   accel::agentd::Daemon daemon(opts);
   auto started = daemon.start();
   if (!started.ok()) {

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "accel/aggregator/admin_comment.h"
 #include "accel/aggregator/ingest.h"
 #include "accel/common/safe_file.h"
+#include "accel/ipc/admin_comment.h"
 #include "fake_accounting.h"
 #include "fake_clock.h"
 #include "temp_dir.h"
@@ -51,7 +51,7 @@ class CommentWriterTest : public ::testing::Test {
     }
   }
   nlohmann::json written(uint32_t job) {
-    return nlohmann::json::parse(extractAccelSegment(fake_.comment(job)));
+    return nlohmann::json::parse(ipc::extractAccelSegment(fake_.comment(job)));
   }
   void finishJob(uint32_t job, uint64_t seq) {
     auto a = encode({"n1", 1, seq, 1, 1},
@@ -80,7 +80,7 @@ TEST_F(CommentWriterTest, WritesSummaryBesideExistingContent) {
   EXPECT_EQ(*writer_->runOnce(), 1);
   std::string c = fake_.comment(42);
   EXPECT_EQ(c.rfind("JS1:abc;accel={\"v\":1,", 0), 0u) << c;
-  EXPECT_NE(extractAccelSegment(c).find("\"accel\":\"gpu\""), std::string::npos);
+  EXPECT_NE(ipc::extractAccelSegment(c).find("\"accel\":\"gpu\""), std::string::npos);
   EXPECT_EQ(*store_->pendingCount(), 0);
 }
 
@@ -97,7 +97,7 @@ TEST_F(CommentWriterTest, OutageIsBackFilledAfterwards) {
   EXPECT_EQ(*writer_->runOnce(), 0);
   clock_.advance(5 * kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
-  EXPECT_FALSE(extractAccelSegment(fake_.comment(42)).empty());
+  EXPECT_FALSE(ipc::extractAccelSegment(fake_.comment(42)).empty());
 }
 
 TEST_F(CommentWriterTest, JobNotYetInAccountingIsRetried) {
@@ -141,7 +141,7 @@ TEST_F(CommentWriterTest, RequeuedJobsPendingRunDoesNotHoldItsSummary) {
   clock_.advance(kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);
   EXPECT_EQ(metrics_.comment_waits, 0u);
-  EXPECT_FALSE(extractAccelSegment(fake_.comment(42)).empty());
+  EXPECT_FALSE(ipc::extractAccelSegment(fake_.comment(42)).empty());
   fake_.startJob(42);
   finishJob(42, 3);
   clock_.advance(kSec);
@@ -265,8 +265,8 @@ TEST_F(CommentWriterTest, AJobUnknownToSlurmdbdDoesNotHoldUpItsBatch) {
   EXPECT_EQ(*writer_->runOnce(), 2);
   EXPECT_EQ(metrics_.comment_failures, 1u);
   EXPECT_EQ(*store_->pendingCount(), 1);
-  EXPECT_FALSE(extractAccelSegment(fake_.comment(1)).empty());
-  EXPECT_FALSE(extractAccelSegment(fake_.comment(3)).empty());
+  EXPECT_FALSE(ipc::extractAccelSegment(fake_.comment(1)).empty());
+  EXPECT_FALSE(ipc::extractAccelSegment(fake_.comment(3)).empty());
   fake_.addJob(2);
   clock_.advance(10 * kSec);
   EXPECT_EQ(*writer_->runOnce(), 1);

@@ -1,5 +1,5 @@
 #pragma once
-// The job's fabric (drivers/fabric): link up, MTU, addresses and routes on
+// The job's fabric (agent/fabric): link up, MTU, addresses and routes on
 // the NICs chosen for the job, and their exact removal. The manager keeps its
 // own ledger, so teardown needs only the job id, also after a daemon restart.
 // Tasks get ACCEL_FABRIC_NICS, ACCEL_FABRIC_ADDRESSES, ACCEL_FABRIC_PREFIX and

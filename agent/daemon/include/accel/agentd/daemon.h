@@ -24,6 +24,7 @@
 #include "accel/agentd/appliance_service.h"
 #include "accel/agentd/control_handler.h"
 #include "accel/agentd/event_relay.h"
+#include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/node_drain.h"
 #include "accel/agentd/trash_remover.h"
 #include "accel/agentd/vendors.h"
@@ -44,6 +45,10 @@ struct DaemonOptions {
   // accel-agentd's vendors.cpp, where the concrete drivers are linked);
   // unset: a node without vendor control planes.
   VendorSetUp set_up_vendors;
+  // Makes the fabric step when accel.conf says Fabric=yes (makeFabricStep in
+  // accel-agentd's fabric_setup.cpp, where the netlink adapter is linked);
+  // unset: Fabric=yes is refused at start.
+  FabricSetUp set_up_fabric;
 };
 
 class Daemon {

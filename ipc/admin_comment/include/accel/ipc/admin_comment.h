@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace accel::aggregator {
+namespace accel::ipc {
 
 // `existing` with its accel= segment replaced by "accel=" + `json` (or the
 // segment appended when there was none). Everything else is kept byte for
@@ -17,4 +17,4 @@ std::string mergeAdminComment(std::string_view existing, std::string_view json);
 // The JSON of the accel= segment in `comment`; empty when there is none.
 std::string extractAccelSegment(std::string_view comment);
 
-}  // namespace accel::aggregator
+}  // namespace accel::ipc

@@ -1,9 +1,9 @@
 // The accel= segment of AdminComment is replaced; everything else is kept.
-#include "accel/aggregator/admin_comment.h"
+#include "accel/ipc/admin_comment.h"
 
 #include <gtest/gtest.h>
 
-namespace accel::aggregator {
+namespace accel::ipc {
 namespace {
 
 const std::string kJson = R"({"v":1,"result":"ok"})";
@@ -41,4 +41,4 @@ TEST(AdminComment, ExtractFindsOurJsonOnly) {
 }
 
 }  // namespace
-}  // namespace accel::aggregator
+}  // namespace accel::ipc

@@ -1,6 +1,6 @@
-#include "accel/aggregator/admin_comment.h"
+#include "accel/ipc/admin_comment.h"
 
-namespace accel::aggregator {
+namespace accel::ipc {
 namespace {
 
 constexpr std::string_view kTag = "accel=";
@@ -79,4 +79,4 @@ std::string extractAccelSegment(std::string_view comment) {
   return std::string(comment.substr(seg.begin + kTag.size(), seg.end - seg.begin - kTag.size()));
 }
 
-}  // namespace accel::aggregator
+}  // namespace accel::ipc

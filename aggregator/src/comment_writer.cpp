@@ -89,6 +89,7 @@ Result<int> CommentWriter::writeBatch(const std::vector<PendingComment>& due, in
     settled.push_back(done(p));
   };
   std::vector<uint32_t> ids;
+  ids.reserve(known.size());
   for (size_t i : known) ids.push_back(due[i].job_id);
   auto current = ids.empty()
                      ? Result<std::map<uint32_t, AccountedJob>>(std::map<uint32_t, AccountedJob>{})

@@ -4,6 +4,7 @@
 // --check-config [--config FILE]
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -109,9 +110,7 @@ int nodes(const AggregatorConfig* config, const std::vector<std::string>& args) 
   return accel::aggregator::runNodes(q);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string config_path = kDefaultConfig;
   bool check = false, explicit_config = false;
   int i = 1;
@@ -150,4 +149,18 @@ int main(int argc, char** argv) {
     return std::make_unique<accel::slurm::SlurmdbAccounting>(
         c.cluster_name, c.slurm_conf.value_or(""), int(c.comment_connections));
   });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // What escapes (memory exhausted, a library's exception) is said, not an abort.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "accel-aggregatord: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "accel-aggregatord: an unknown exception\n");
+  }
+  return 1;
 }

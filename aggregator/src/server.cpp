@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -280,9 +281,20 @@ struct Server::Impl {
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Server::~Server() {
-  (void)impl_->collect(true);  // the open batch is dropped unacknowledged; agents resend it
+  // A destructor must not throw; what could is said on stderr (the journal).
+  try {
+    (void)impl_->collect(true);  // the open batch is dropped unacknowledged; agents resend it
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "accel-aggregatord: stopping the server: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "accel-aggregatord: stopping the server: an unknown exception\n");
+  }
   impl_->stop = true;
-  if (impl_->zap_thread.joinable()) impl_->zap_thread.join();
+  try {
+    if (impl_->zap_thread.joinable()) impl_->zap_thread.join();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "accel-aggregatord: joining the ZAP thread: %s\n", e.what());
+  }
 }
 
 Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& ingestor,

@@ -26,7 +26,7 @@ constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 // Subdirectories one listing collects before they are entered; the rest of
 // the directory is read again afterwards. Bounds memory per level.
 constexpr size_t kMaxListedDirs = 1024;
-constexpr size_t kReadBufferBytes = 32 * 1024;
+constexpr size_t kReadBufferBytes = size_t{32} * 1024;
 constexpr uint64_t kStopCheckEvery = 1024;
 // Put among a level's failed names when the directory cannot be read: no
 // entry is called that, and its rmdir failing is then no surprise.

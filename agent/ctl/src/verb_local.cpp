@@ -29,6 +29,7 @@ int execBeside(const std::string& program, std::vector<std::string> argv, const 
   std::string dir(self);
   const std::string path = dir.substr(0, dir.rfind('/')) + "/" + program;
   std::vector<char*> cargv;
+  cargv.reserve(argv.size() + 1);
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   ::execv(path.c_str(), cargv.data());

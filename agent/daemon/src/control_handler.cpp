@@ -140,7 +140,7 @@ std::string badText(const agent::JobRequestSpec& s) {
   return "";
 }
 
-void emit(const HandlerContext& ctx, event::Event e) {
+void emit(const HandlerContext& ctx, const event::Event& e) {
   if (ctx.emit) ctx.emit(e);
 }
 
@@ -177,7 +177,7 @@ void emitPrologFinished(const HandlerContext& ctx, const agent::JobRequestSpec& 
     e.result = event::JobResult::kFailed;
     e.message = r.error().message();
   }
-  emit(ctx, std::move(e));
+  emit(ctx, e);
 }
 
 // A node fault answered to a hook, kept with its time for `accelctl status`.

@@ -251,7 +251,7 @@ Result<std::unique_ptr<EventRelay>> EventRelay::start(const RelayOptions& o) {
     d.set(zmq::sockopt::curve_secretkey, o.client_keys.secret_key);
     d.set(zmq::sockopt::heartbeat_ivl, 10000);
     d.set(zmq::sockopt::heartbeat_timeout, 30000);
-    d.set(zmq::sockopt::maxmsgsize, int64_t{64 * 1024});
+    d.set(zmq::sockopt::maxmsgsize, int64_t{64} * 1024);
     d.connect(o.endpoint);
   } catch (const zmq::error_t& e) {
     return Error(ErrorCode::kInvalidArgument,

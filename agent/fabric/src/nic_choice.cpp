@@ -87,6 +87,7 @@ Result<std::vector<FabricNic>> chooseFabricNics(const topo::NodeTopology& topolo
 
 std::vector<std::string> nicNames(const std::vector<FabricNic>& nics) {
   std::vector<std::string> names;
+  names.reserve(nics.size());
   for (const auto& nic : nics) names.push_back(nic.netdev);
   return names;
 }

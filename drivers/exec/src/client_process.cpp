@@ -73,6 +73,7 @@ std::vector<std::string> mergedEnv(const ClientCall& call) {
 
 std::vector<char*> cStrings(std::vector<std::string>& strings) {
   std::vector<char*> out;
+  out.reserve(strings.size() + 1);
   for (auto& s : strings) out.push_back(s.data());
   out.push_back(nullptr);
   return out;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -388,7 +389,16 @@ class Outbox::Sender {
 
 Outbox::Outbox(OutboxOptions options) : options_(std::move(options)) {}
 
-Outbox::~Outbox() { stop(); }
+Outbox::~Outbox() {
+  // A destructor must not throw; what could (a thread that cannot be joined) is said on stderr.
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "event outbox: stopping: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "event outbox: stopping: an unknown exception\n");
+  }
+}
 
 OutboxStats Outbox::shutdown() {
   stop();

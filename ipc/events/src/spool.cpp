@@ -16,7 +16,7 @@
 namespace accel::event {
 namespace {
 
-constexpr uint64_t kMinSegment = 64 * 1024;
+constexpr uint64_t kMinSegment = uint64_t{64} * 1024;
 constexpr uint64_t kMaxSegment = 16ull << 20;
 
 // Segment ids from file names "00000000000000000042.seg"; anything else is

@@ -53,6 +53,7 @@ PluginState& state() {
 
 bool parseArgs(int argc, char** argv) {
   std::vector<std::string_view> args;
+  args.reserve(argc > 0 ? size_t(argc) : 0);
   for (int i = 0; i < argc; ++i) args.emplace_back(argv[i] != nullptr ? argv[i] : "");
   auto parsed = parsePluginArgs(args);
   if (!parsed.ok()) {

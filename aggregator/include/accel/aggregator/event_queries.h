@@ -33,7 +33,7 @@ struct QueryOptions {
   size_t max_held = 4096;          // asks held at once, over all nodes
   size_t max_held_per_node = 256;  // ... from one node
   std::chrono::milliseconds hold_timeout{20000};
-  size_t max_answer_bytes = 48 * 1024;  // of lines; an answer fits one control datagram
+  size_t max_answer_bytes = size_t{48} * 1024;  // of lines; an answer fits one control datagram
   int max_answer_events = 256;
   // Whether the key a connection authenticated with (Z85) is still the
   // node's on the allow list in force; asks over a connection whose key was

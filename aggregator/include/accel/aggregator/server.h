@@ -29,7 +29,7 @@ struct ServerOptions {
   std::string listen;  // zmq endpoint: "tcp://*:7450", "ipc:///run/x.sock"
   event::CurveKeyPair keys;
   std::string allow_dir;  // read at start and by reloadAllowList()
-  size_t max_frame_bytes = 64 * 1024;
+  size_t max_frame_bytes = size_t{64} * 1024;
   size_t batch_max = 8192;  // frames per transaction
   // How long a batch stays open for more frames after its first one: fewer,
   // larger commits under load, at most this much added acknowledgement delay.

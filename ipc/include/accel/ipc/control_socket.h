@@ -15,7 +15,7 @@ namespace accel::ipc {
 
 // Largest request or reply the channel carries. Anything longer is truncated
 // by the kernel (MSG_TRUNC tells us) and refused.
-constexpr size_t kMaxMessageBytes = 64 * 1024;
+constexpr size_t kMaxMessageBytes = size_t{64} * 1024;
 
 struct PeerCred {
   pid_t pid = 0;

@@ -56,7 +56,7 @@ struct JobRequestSpec {
 
 // The longest node list a job may carry. Below the 64 KiB caps of a control
 // request and of an event envelope, so that both still fit with it.
-inline constexpr size_t kMaxNodeListBytes = 60 * 1024;
+inline constexpr size_t kMaxNodeListBytes = size_t{60} * 1024;
 // The longest refusal a job may carry (printable text).
 inline constexpr size_t kMaxRefusalBytes = 1024;
 

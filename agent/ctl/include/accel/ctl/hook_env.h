@@ -15,7 +15,7 @@ namespace accel::ctl {
 
 // The longest node list sent; the daemon refuses a longer one. The same
 // bound as agent::kMaxNodeListBytes (ctl_test checks they agree).
-inline constexpr size_t kMaxNodeListBytes = 60 * 1024;
+inline constexpr size_t kMaxNodeListBytes = size_t{60} * 1024;
 // The longest refusal sent; the daemon refuses a longer one. The same bound
 // as agent::kMaxRefusalBytes.
 inline constexpr size_t kMaxRefusalBytes = 1024;

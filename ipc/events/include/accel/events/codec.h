@@ -15,7 +15,7 @@ namespace accel::event {
 
 // Largest envelope accepted anywhere (spool and wire). Real events are a few
 // hundred bytes; the cap bounds what a peer can make us allocate.
-inline constexpr size_t kMaxEnvelopeBytes = 64 * 1024;
+inline constexpr size_t kMaxEnvelopeBytes = size_t{64} * 1024;
 
 struct Header {
   std::string node;

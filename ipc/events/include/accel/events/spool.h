@@ -35,6 +35,7 @@ struct SpoolOptions {
 struct SpoolPos {
   uint64_t segment = 0;
   uint64_t offset = 0;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 takes the defaulted <=> for a 0 literal
   auto operator<=>(const SpoolPos&) const = default;
 };
 

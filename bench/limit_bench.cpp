@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "accel/common/proc_stat.h"
+#include "accel/ipc/control_requests.h"
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
 #include "process_harness.h"
@@ -71,28 +72,19 @@ pid_t spawnTask(int fd) {
   for (;;) pause();
 }
 
-bool send(const std::string& socket, flatbuffers::FlatBufferBuilder& fbb) {
-  auto reply = accel::ipc::call(socket, fbb.GetBufferPointer(), fbb.GetSize(), 2s);
+bool send(const std::string& socket, const std::vector<uint8_t>& request) {
+  auto reply = accel::ipc::call(socket, request.data(), request.size(), 2s);
   return reply.ok() && flatbuffers::GetRoot<accel::control::Reply>(reply->data())->outcome() ==
                            accel::control::Outcome::Ok;
 }
 
 bool startStepAndTask(const std::string& socket, uint32_t job, pid_t pid) {
-  namespace fb = accel::control;
   auto ticks = accel::readStartTicks(pid);
   if (!ticks.ok()) return false;
-  flatbuffers::FlatBufferBuilder step;
-  step.Finish(
-      fb::CreateRequest(step, 1, fb::RequestBody::StepRequest,
-                        fb::CreateStepRequest(step, job, 0, fb::StepEventKind::Started, 0).Union()),
-      fb::RequestIdentifier());
-  flatbuffers::FlatBufferBuilder task;
-  task.Finish(
-      fb::CreateRequest(
-          task, 1, fb::RequestBody::TaskRequest,
-          fb::CreateTaskRequest(task, job, 0, pid, *ticks, fb::TaskEventKind::Started, 0).Union()),
-      fb::RequestIdentifier());
-  return send(socket, step) && send(socket, task);
+  return send(socket,
+              accel::ipc::encodeStepRequest(job, 0, accel::ipc::StepEventKind::kStarted, 0)) &&
+         send(socket, accel::ipc::encodeTaskRequest(job, 0, pid, *ticks,
+                                                    accel::ipc::TaskEventKind::kStarted, 0));
 }
 
 // The deadline the agent computed: the start of the steps' run + the limit.

@@ -29,11 +29,11 @@ json summary(std::vector<double> v) {
   return {{"n", v.size()}, {"p50_ms", at(0.5)}, {"p99_ms", at(0.99)}};
 }
 
-json timeLoads(const accel::topo::LoadOptions& opts, int n) {
+json timeLoads(const accel::topology::LoadOptions& opts, int n) {
   std::vector<double> ms;
   for (int i = 0; i < n; ++i) {
     auto t0 = Clock::now();
-    auto t = accel::topo::loadTopology(opts);
+    auto t = accel::topology::loadTopology(opts);
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     if (!t.ok()) return {{"error", t.error().message()}};
   }
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     if (e.path().extension() == ".xml") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    accel::topo::LoadOptions opts;
+    accel::topology::LoadOptions opts;
     opts.xml_path = f;
     out["xml"][f.filename().string()] = timeLoads(opts, n);
   }

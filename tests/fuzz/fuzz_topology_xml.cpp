@@ -8,7 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view xml(reinterpret_cast<const char*>(data), size);
-  auto t = accel::topo::loadTopologyFromXmlText(xml, "fuzz");
-  if (t.ok()) (void)accel::topo::renderJson(*t);
+  auto t = accel::topology::loadTopologyFromXmlText(xml, "fuzz");
+  if (t.ok()) (void)accel::topology::renderJson(*t);
   return 0;
 }

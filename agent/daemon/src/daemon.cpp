@@ -205,9 +205,9 @@ Status Daemon::startVendors() {
 Status Daemon::startJobManager() {
   std::string xml = options_.topology_xml.value_or(
       config_.topology_file.value_or(vendors_.topology_xml.value_or("")));
-  topo::LoadOptions topo_opts;
+  topology::LoadOptions topo_opts;
   if (!xml.empty()) topo_opts.xml_path = xml;
-  auto topology = topo::loadTopology(topo_opts);
+  auto topology = topology::loadTopology(topo_opts);
   if (!topology.ok()) return topology.error().context("topology");
   agent::Inventory inventory = buildInventory(*topology, xml.empty() ? "live" : xml);
 

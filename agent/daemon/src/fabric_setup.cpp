@@ -95,7 +95,7 @@ OpenedLinks openLinks(const std::string& netns) {
 }  // namespace
 
 Result<std::unique_ptr<agent::FabricStep>> makeFabricStep(const AccelConfig& c,
-                                                          topo::NodeTopology topology) {
+                                                          topology::NodeTopology topology) {
   fabric::FabricConfig fc;
   fc.interfaces = splitList(c.fabric_interfaces);
   fc.mtu = static_cast<uint32_t>(c.fabric_mtu);

@@ -44,7 +44,7 @@ int usageError(const std::string& what) {
 
 // --print-topology [--xml FILE] [--json]: one look at the topology, then exit.
 int printTopology(int argc, char** argv) {
-  accel::topo::LoadOptions opts;
+  accel::topology::LoadOptions opts;
   bool json = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -65,12 +65,13 @@ int printTopology(int argc, char** argv) {
       return 2;
     }
   }
-  auto t = accel::topo::loadTopology(opts);
+  auto t = accel::topology::loadTopology(opts);
   if (!t.ok()) {
     std::fprintf(stderr, "accelctl: topology: %s\n", t.error().message().c_str());
     return 1;
   }
-  std::string out = json ? accel::topo::renderJson(*t) + "\n" : accel::topo::renderTable(*t);
+  std::string out =
+      json ? accel::topology::renderJson(*t) + "\n" : accel::topology::renderTable(*t);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

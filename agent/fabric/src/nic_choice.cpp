@@ -14,11 +14,11 @@ bool listed(const std::vector<std::string>& names, const std::string& name) {
 // report (its locality is unknown).
 struct Candidate {
   std::string netdev;
-  const topo::Nic* nic = nullptr;
-  std::optional<topo::Distance> best;  // set once chosen for some accelerator
+  const topology::Nic* nic = nullptr;
+  std::optional<topology::Distance> best;  // set once chosen for some accelerator
 };
 
-std::vector<Candidate> candidates(const topo::NodeTopology& topology,
+std::vector<Candidate> candidates(const topology::NodeTopology& topology,
                                   const std::vector<std::string>& configured,
                                   const std::vector<std::string>& avoid) {
   std::vector<Candidate> out;
@@ -35,25 +35,27 @@ std::vector<Candidate> candidates(const topo::NodeTopology& topology,
   return out;
 }
 
-topo::Distance distanceTo(const topo::Accelerator& accelerator, const Candidate& candidate) {
-  return candidate.nic ? topo::distance(accelerator, *candidate.nic) : topo::Distance::kOtherSocket;
+topology::Distance distanceTo(const topology::Accelerator& accelerator,
+                              const Candidate& candidate) {
+  return candidate.nic ? topology::distance(accelerator, *candidate.nic)
+                       : topology::Distance::kOtherSocket;
 }
 
-void chooseFor(const topo::Accelerator& accelerator, std::vector<Candidate>& all) {
-  std::optional<topo::Distance> best;
+void chooseFor(const topology::Accelerator& accelerator, std::vector<Candidate>& all) {
+  std::optional<topology::Distance> best;
   for (const auto& c : all) {
     auto d = distanceTo(accelerator, c);
-    if (!best || topo::distanceRank(d) < topo::distanceRank(*best)) best = d;
+    if (!best || topology::distanceRank(d) < topology::distanceRank(*best)) best = d;
   }
   for (auto& c : all) {
     if (distanceTo(accelerator, c) != *best) continue;
-    if (!c.best || topo::distanceRank(*best) < topo::distanceRank(*c.best)) c.best = best;
+    if (!c.best || topology::distanceRank(*best) < topology::distanceRank(*c.best)) c.best = best;
   }
 }
 
 }  // namespace
 
-Result<std::vector<FabricNic>> chooseFabricNics(const topo::NodeTopology& topology,
+Result<std::vector<FabricNic>> chooseFabricNics(const topology::NodeTopology& topology,
                                                 const std::vector<unsigned>& accelerators,
                                                 const std::vector<std::string>& configured,
                                                 const std::vector<std::string>& avoid) {
@@ -79,7 +81,7 @@ Result<std::vector<FabricNic>> chooseFabricNics(const topo::NodeTopology& topolo
     if (c.best) {
       chosen.push_back({c.netdev, *c.best});
     } else if (accelerators.empty() && !configured.empty()) {
-      chosen.push_back({c.netdev, topo::Distance::kOtherSocket});
+      chosen.push_back({c.netdev, topology::Distance::kOtherSocket});
     }
   }
   return chosen;

@@ -4,7 +4,7 @@
 #include "classify_internal.h"
 #include "inventory.h"
 
-namespace accel::topo {
+namespace accel::topology {
 
 const char* acceleratorKindName(AcceleratorKind kind) {
   switch (kind) {
@@ -84,4 +84,4 @@ NodeTopology classify(Inventory inventory) {
 }
 
 }  // namespace detail
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -11,7 +11,7 @@
 #include "accel/topology/pci_ids.h"
 #include "classify_internal.h"
 
-namespace accel::topo::detail {
+namespace accel::topology::detail {
 namespace {
 
 // OS devices that stand for the accelerator itself. Disks, network
@@ -148,4 +148,4 @@ std::vector<Accelerator> findAccelerators(const Inventory& inventory) {
   return accelerators;
 }
 
-}  // namespace accel::topo::detail
+}  // namespace accel::topology::detail

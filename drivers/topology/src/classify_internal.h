@@ -5,7 +5,7 @@
 
 #include "inventory.h"
 
-namespace accel::topo::detail {
+namespace accel::topology::detail {
 
 // Handles of a compute runtime (CUDA, OpenCL, NVML, RSMI, LevelZero, MIC):
 // the device can run work. DRM nodes (card0, renderD128) and displays are
@@ -21,4 +21,4 @@ std::vector<Accelerator> findAccelerators(const Inventory& inventory);
 // NICs in their final order, with index set.
 std::vector<Nic> findNics(const Inventory& inventory);
 
-}  // namespace accel::topo::detail
+}  // namespace accel::topology::detail

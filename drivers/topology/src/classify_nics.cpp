@@ -11,7 +11,7 @@
 #include "accel/topology/pci_ids.h"
 #include "classify_internal.h"
 
-namespace accel::topo::detail {
+namespace accel::topology::detail {
 namespace {
 
 bool hasType(const PciRecord& record, OsDeviceType type) {
@@ -138,4 +138,4 @@ std::vector<Nic> findNics(const Inventory& inventory) {
   return nics;
 }
 
-}  // namespace accel::topo::detail
+}  // namespace accel::topology::detail

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 bool shareSwitch(const Locality& a, const Locality& b) {
@@ -68,4 +68,4 @@ std::vector<NicChoice> nearestNics(const NodeTopology& topology, const Accelerat
   return choices;
 }
 
-}  // namespace accel::topo
+}  // namespace accel::topology

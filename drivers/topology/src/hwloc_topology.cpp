@@ -24,7 +24,7 @@
 
 static_assert(HWLOC_API_VERSION >= 0x00020000, "accel_topology needs the hwloc 2 API");
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 using detail::Inventory;
@@ -379,4 +379,4 @@ Result<NodeTopology> loadTopology(const LoadOptions& options) {
   return loadTopologyFromXmlText(*text, origin);
 }
 
-}  // namespace accel::topo
+}  // namespace accel::topology

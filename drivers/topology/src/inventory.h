@@ -10,7 +10,7 @@
 
 #include "accel/topology/model.h"
 
-namespace accel::topo::detail {
+namespace accel::topology::detail {
 
 enum class OsDeviceType { kBlock, kGpu, kNetwork, kOpenFabrics, kDma, kCoproc, kOther };
 
@@ -58,4 +58,4 @@ struct Inventory {
 // accelerators, which network devices are NICs, and their link kinds.
 NodeTopology classify(Inventory inventory);
 
-}  // namespace accel::topo::detail
+}  // namespace accel::topology::detail

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <utility>
 
-namespace accel::topo::pci {
+namespace accel::topology::pci {
 namespace {
 
 struct VendorEntry {
@@ -89,4 +89,4 @@ std::string vendorLabel(std::uint16_t vendor_id) {
   return buf;
 }
 
-}  // namespace accel::topo::pci
+}  // namespace accel::topology::pci

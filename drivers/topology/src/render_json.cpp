@@ -4,7 +4,7 @@
 #include "accel/topology/distance.h"
 #include "accel/topology/render.h"
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 // Keys keep the order written here, which reads better than sorted.
@@ -92,4 +92,4 @@ std::string renderJson(const NodeTopology& topology, int indent) {
   return doc.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -7,7 +7,7 @@
 #include "accel/topology/distance.h"
 #include "accel/topology/render.h"
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 using Row = std::vector<std::string>;
@@ -127,4 +127,4 @@ std::string renderTable(const NodeTopology& topology) {
          nicSection(topology);
 }
 
-}  // namespace accel::topo
+}  // namespace accel::topology

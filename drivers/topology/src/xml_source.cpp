@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <string>
 
-namespace accel::topo::detail {
+namespace accel::topology::detail {
 namespace {
 
 constexpr off_t kMaxXmlBytes = off_t{256} << 20;
@@ -106,4 +106,4 @@ Result<std::string> readTopologyXmlFile(const std::filesystem::path& path,
   }
 }
 
-}  // namespace accel::topo::detail
+}  // namespace accel::topology::detail

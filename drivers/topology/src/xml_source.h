@@ -9,7 +9,7 @@
 
 #include "accel/common/result.h"
 
-namespace accel::topo::detail {
+namespace accel::topology::detail {
 
 struct HwlocVersion {
   unsigned major = 0;
@@ -27,4 +27,4 @@ Status checkTopologyXmlHeader(std::string_view text, std::string_view origin, Hw
 // topology is that big). Messages start with `origin`.
 Result<std::string> readTopologyXmlFile(const std::filesystem::path& path, std::string_view origin);
 
-}  // namespace accel::topo::detail
+}  // namespace accel::topology::detail

@@ -11,17 +11,17 @@ namespace accel::fabric {
 namespace {
 
 using Names = std::vector<std::string>;
-using topo::Distance;
+using topology::Distance;
 
-topo::NodeTopology fixture(const std::string& name) {
-  topo::LoadOptions options;
+topology::NodeTopology fixture(const std::string& name) {
+  topology::LoadOptions options;
   options.xml_path = std::string(ACCEL_HW_MOCK_DIR) + "/topologies/" + name;
-  auto topology = topo::loadTopology(options);
+  auto topology = topology::loadTopology(options);
   EXPECT_TRUE(topology.ok()) << topology.error().message();
-  return topology.ok() ? *topology : topo::NodeTopology{};
+  return topology.ok() ? *topology : topology::NodeTopology{};
 }
 
-Names choose(const topo::NodeTopology& t, std::vector<unsigned> accels, Names configured = {},
+Names choose(const topology::NodeTopology& t, std::vector<unsigned> accels, Names configured = {},
              Names avoid = {}) {
   auto chosen = chooseFabricNics(t, accels, configured, avoid);
   EXPECT_TRUE(chosen.ok()) << chosen.error().message();

@@ -9,7 +9,7 @@
 #include "accel/topology/render.h"
 #include "topology_test_util.h"
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 using testing::findNic;
@@ -217,4 +217,4 @@ TEST(TopologyClassify, IndexesFollowBusIdsNotDiscoveryOrder) {
 }
 
 }  // namespace
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 Locality on(std::string host_bridge, std::vector<std::string> bridges, std::vector<unsigned> numa,
@@ -87,4 +87,4 @@ TEST(TopologyDistance, NearestNicsSortsByRankThenIndex) {
 }
 
 }  // namespace
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -10,7 +10,7 @@
 #include "accel/topology/loader.h"
 #include "topology_test_util.h"
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 using testing::findAccelerator;
@@ -134,4 +134,4 @@ TEST(TopologyXmlV3, IsRejectedWithAClearMessage) {
 }
 
 }  // namespace
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -8,7 +8,7 @@
 #include "accel/topology/distance.h"
 #include "topology_test_util.h"
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 using testing::findAccelerator;
@@ -184,4 +184,4 @@ TEST(TopologyPower8, FourGpusTwoPerSocketNoNics) {
 }
 
 }  // namespace
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -9,7 +9,7 @@
 
 #include "accel/topology/loader.h"
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 namespace fs = std::filesystem;
@@ -67,4 +67,4 @@ TEST(TopologyLive, DevicesExistInSysfs) {
 }
 
 }  // namespace
-}  // namespace accel::topo
+}  // namespace accel::topology

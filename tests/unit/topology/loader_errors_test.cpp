@@ -15,7 +15,7 @@
 #include "temp_dir.h"
 #include "topology_test_util.h"
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 namespace fs = std::filesystem;
@@ -150,9 +150,9 @@ TEST(TopologyLoaderText, HwlocStaysQuietOnBadInput) {
 }
 
 }  // namespace
-}  // namespace accel::topo
+}  // namespace accel::topology
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 // Found by tests/fuzz/fuzz_topology_xml: hwloc 2.9 itself dereferences null
@@ -171,9 +171,9 @@ TEST(TopologyLoaderText, FileThatCrashesHwlocIsAnError) {
 }
 
 }  // namespace
-}  // namespace accel::topo
+}  // namespace accel::topology
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 // Every input that once crashed or leaked in tests/fuzz/fuzz_topology_xml
@@ -198,4 +198,4 @@ TEST(TopologyLoaderText, FuzzRegressionsLoadOrFailCleanly) {
 }
 
 }  // namespace
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace accel::topo::pci {
+namespace accel::topology::pci {
 namespace {
 
 TEST(TopologyPciIds, AcceleratorClasses) {
@@ -29,4 +29,4 @@ TEST(TopologyPciIds, VendorNames) {
 }
 
 }  // namespace
-}  // namespace accel::topo::pci
+}  // namespace accel::topology::pci

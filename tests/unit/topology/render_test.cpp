@@ -7,7 +7,7 @@
 #include "accel/topology/loader.h"
 #include "topology_test_util.h"
 
-namespace accel::topo {
+namespace accel::topology {
 namespace {
 
 TEST(TopologyRender, FormatIndexList) {
@@ -79,4 +79,4 @@ TEST(TopologyRender, TableSaysPlainlyWhenThereAreNoAccelerators) {
 }
 
 }  // namespace
-}  // namespace accel::topo
+}  // namespace accel::topology

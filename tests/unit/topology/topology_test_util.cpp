@@ -4,7 +4,7 @@
 
 #include "accel/topology/loader.h"
 
-namespace accel::topo::testing {
+namespace accel::topology::testing {
 
 NodeTopology loadFixture(const std::string& name) {
   LoadOptions options;
@@ -49,4 +49,4 @@ std::string machineXml(std::string_view io, std::string_view machine_io) {
   return xml;
 }
 
-}  // namespace accel::topo::testing
+}  // namespace accel::topology::testing

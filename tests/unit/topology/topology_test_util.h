@@ -6,7 +6,7 @@
 
 #include "accel/topology/model.h"
 
-namespace accel::topo::testing {
+namespace accel::topology::testing {
 
 // Loads tests/hw_mock/topologies/<name>; fails the test when it does not load.
 NodeTopology loadFixture(const std::string& name);
@@ -22,4 +22,4 @@ const Nic* findNic(const NodeTopology& topology, std::string_view name);
 // Machine object holds `machine_io` (OS devices without a PCI parent).
 std::string machineXml(std::string_view io, std::string_view machine_io = "");
 
-}  // namespace accel::topo::testing
+}  // namespace accel::topology::testing

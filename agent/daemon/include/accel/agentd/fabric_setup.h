@@ -16,14 +16,14 @@ namespace accel::agentd {
 
 // Makes the fabric step of a node with Fabric=yes.
 using FabricSetUp = std::function<Result<std::unique_ptr<agent::FabricStep>>(
-    const AccelConfig& config, topo::NodeTopology topology)>;
+    const AccelConfig& config, topology::NodeTopology topology)>;
 
 // The real one, over the kernel's netlink (NetlinkLinks). Defined in
 // fabric_setup.cpp, which only the accel-agentd executable compiles: the
 // daemon's library links the fabric logic and its seam, not the adapter.
 // Errors name the key (FabricAddressRange, FabricRoutes, ...) or the netlink failure.
 Result<std::unique_ptr<agent::FabricStep>> makeFabricStep(const AccelConfig& config,
-                                                          topo::NodeTopology topology);
+                                                          topology::NodeTopology topology);
 
 // The interface of the IPv4 default route, read from /proc/net/route text;
 // empty when there is none.

@@ -12,7 +12,7 @@
 
 namespace accel::agentd {
 
-agent::Inventory buildInventory(const topo::NodeTopology& topology, std::string source);
+agent::Inventory buildInventory(const topology::NodeTopology& topology, std::string source);
 
 // Loads the topology (XML when `xml_path` is non-empty, else the live node)
 // and builds the inventory from it.

@@ -14,7 +14,7 @@ struct FabricNic {
   std::string netdev;
   // The nearest this NIC is to any of the job's accelerators; kOtherSocket
   // when the job has none on this node or the NIC is not in the topology.
-  topo::Distance distance = topo::Distance::kOtherSocket;
+  topology::Distance distance = topology::Distance::kOtherSocket;
 };
 
 // Chooses the job's fabric NICs.
@@ -33,7 +33,7 @@ struct FabricNic {
 // Errors (kInvalidArgument): an accelerator index not in the topology, or a
 // configured interface that is also in `avoid` (a configuration mistake that
 // would put job traffic on the management network).
-Result<std::vector<FabricNic>> chooseFabricNics(const topo::NodeTopology& topology,
+Result<std::vector<FabricNic>> chooseFabricNics(const topology::NodeTopology& topology,
                                                 const std::vector<unsigned>& accelerators,
                                                 const std::vector<std::string>& configured,
                                                 const std::vector<std::string>& avoid);

@@ -5,7 +5,7 @@
 
 #include "accel/topology/model.h"
 
-namespace accel::topo {
+namespace accel::topology {
 
 // Nearest first; the enum order is the ranking.
 enum class Distance {
@@ -37,4 +37,4 @@ struct NicChoice {
 // index order. Empty when the node has no NICs.
 std::vector<NicChoice> nearestNics(const NodeTopology& topology, const Accelerator& accelerator);
 
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -10,7 +10,7 @@
 #include "accel/common/result.h"
 #include "accel/topology/model.h"
 
-namespace accel::topo {
+namespace accel::topology {
 
 struct LoadOptions {
   // Unset: discover the live machine, I/O devices included. Set: read this
@@ -46,4 +46,4 @@ Result<NodeTopology> loadTopology(const LoadOptions& options = {});
 Result<NodeTopology> loadTopologyFromXmlText(std::string_view xml,
                                              std::string_view origin = "topology XML text");
 
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace accel::topo {
+namespace accel::topology {
 
 enum class AcceleratorKind { kGpu, kIpu, kOther };
 
@@ -97,4 +97,4 @@ struct NodeTopology {
   std::vector<Nic> nics;
 };
 
-}  // namespace accel::topo
+}  // namespace accel::topology

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-namespace accel::topo::pci {
+namespace accel::topology::pci {
 
 inline constexpr std::uint16_t kVendorNvidia = 0x10de;
 inline constexpr std::uint16_t kVendorAmdGraphics = 0x1002;  // ATI heritage: GPUs
@@ -50,4 +50,4 @@ const char* vendorName(std::uint16_t vendor_id);
 // vendorName(), or the id as "0x1e52" when the vendor is not in the table.
 std::string vendorLabel(std::uint16_t vendor_id);
 
-}  // namespace accel::topo::pci
+}  // namespace accel::topology::pci

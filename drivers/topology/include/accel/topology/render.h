@@ -6,7 +6,7 @@
 
 #include "accel/topology/model.h"
 
-namespace accel::topo {
+namespace accel::topology {
 
 // JSON document:
 //   {"hostname", "packages", "cores", "pus",
@@ -30,4 +30,4 @@ std::string renderTable(const NodeTopology& topology);
 // "0-3,8,10-11" for ascending indexes; "" for none.
 std::string formatIndexList(const std::vector<unsigned>& indexes);
 
-}  // namespace accel::topo
+}  // namespace accel::topology

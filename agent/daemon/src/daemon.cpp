@@ -71,16 +71,6 @@ ipc::AdmissionLimits admissionLimits(const AccelConfig& c) {
   return l;
 }
 
-// Root and SlurmUser only: mode 0600, owned by SlurmUser (root passes the
-// mode anyway).
-Result<ipc::Socket> listenAdmin(const std::string& path, uid_t slurm_uid) {
-  auto s = ipc::listenControl(path, 0600);
-  ACCEL_TRY(s);
-  if (slurm_uid != 0 && ::chown(path.c_str(), slurm_uid, static_cast<gid_t>(-1)) != 0)
-    return sysError("chown " + path, errno);
-  return s;
-}
-
 std::string selfPath() {
   std::vector<char> buf(4096);
   ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
@@ -125,12 +115,12 @@ Daemon::~Daemon() {
   // reporter may still emit and cancel), then the surrogate steps. reset()
   // leaves each pointer null, which the later ones test. The stale-job sweep
   // calls the handler, which uses all of them: it ends first.
-  metrics_http_.reset();  // no scrape reads what goes below
+  metrics_http_.reset();           // no scrape reads what goes below
+  if (control_) control_->stop();  // no request reaches what goes below
   stale_sweep_stop_ = true;
   if (stale_sweep_.joinable()) stale_sweep_.join();
   if (appliance_) appliance_->stop();
-  for (int fd :
-       {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_, heartbeat_fd_, stop_fd_})
+  for (int fd : {epoll_fd_, signal_fd_, timer_fd_, wake_fd_, status_timer_fd_, heartbeat_fd_})
     if (fd >= 0) close(fd);
 }
 
@@ -157,8 +147,8 @@ Status Daemon::start() {
   ACCEL_TRY(appliance_->start());  // after recovery: overdue limits act at once
   ACCEL_TRY(startMetrics());
   announceStart(*recovered);  // AgentStarted, and the ends of interrupted hooks
-  ACCEL_TRY(listen());        // ControlSocket and AdminSocket
   ACCEL_TRY(startLoop());     // signals, status, heartbeat and watchdog timers
+  ACCEL_TRY(startControl());  // ControlSocket and AdminSocket, and their first worker
   auto st = manager_->stats();
   log::info("start: ready on " + config_.control_socket + " with " +
             std::to_string(st.devices_total) + " accelerator(s) from " +
@@ -351,18 +341,25 @@ void Daemon::announceStart(const agent::RecoverySummary& recovered) {
   }
 }
 
-// Anyone may connect; what a caller may do is decided per request from its
-// kernel-reported uid.
-Status Daemon::listen() {
-  auto listener = ipc::listenControl(config_.control_socket, 0666);
-  ACCEL_TRY(listener.ok() ? okStatus() : Status(listener.error().context("control socket")));
-  listener_ = std::move(*listener);
-  auto admin_listener = listenAdmin(adminSocketPath(config_), slurm_uid_);
-  ACCEL_TRY(admin_listener.ok() ? okStatus()
-                                : Status(admin_listener.error().context("admin socket")));
-  admin_listener_ = std::move(*admin_listener);
-  admission_.setLimits(admissionLimits(config_));
-  return okStatus();
+// The control sockets, served by the handlers' table (control_handler.h).
+Status Daemon::startControl() {
+  auto server = ControlServer::listen({.control_socket = config_.control_socket,
+                                       .admin_socket = adminSocketPath(config_),
+                                       .slurm_uid = slurm_uid_,
+                                       .limits = admissionLimits(config_)});
+  ACCEL_TRY(server);
+  control_ = std::move(*server);
+  return control_->serve(
+      {.requests = &ctx_, .relay = relay_.get(), .answered = [this] { markStatusDirty(); }});
+}
+
+// A worker changed something: the loop publishes the status (at most once a
+// second). While a wake-up is pending, further changes need none.
+void Daemon::markStatusDirty() {
+  if (!status_dirty_.exchange(true)) {
+    uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof one);
+  }
 }
 
 // The loop's file descriptors. The first heartbeat goes now, before READY:
@@ -373,8 +370,6 @@ Status Daemon::startLoop() {
   if (signal_fd_ < 0 || epoll_fd_ < 0) return sysError("signalfd/epoll", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, signal_fd_));
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (stop_fd_ < 0) return sysError("eventfd", errno);
   status_timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (wake_fd_ < 0 || status_timer_fd_ < 0) return sysError("eventfd/timerfd", errno);
   ACCEL_TRY(addToEpoll(epoll_fd_, wake_fd_));
@@ -551,7 +546,7 @@ void Daemon::reload() {
         config_.heartbeat_interval = config->heartbeat_interval;
         armHeartbeat();
       }
-      admission_.setLimits(admissionLimits(*config));
+      control_->setLimits(admissionLimits(*config));
       hook_timeout_s_ = config_.hook_timeout.count();  // what a follower's prolog may wait
       log::setLevel(levelOf(config_.log_level));
       manager_->replaceInventory(std::move(*inventory));
@@ -564,10 +559,6 @@ void Daemon::reload() {
 }
 
 int Daemon::run() {
-  if (!startWorker()) {
-    log::error("control: no worker to serve the socket; stopping");
-    return 1;
-  }
   for (;;) {
     epoll_event events[8];
     int n = epoll_wait(epoll_fd_, events, 8, -1);
@@ -601,14 +592,7 @@ int Daemon::run() {
           log::info("stop: signal " + std::to_string(si.ssi_signo) +
                     "; jobs stay recorded for the next start");
           metrics_http_.reset();  // its scrapes read the outbox, which shuts down below
-          drain();
-          {
-            std::lock_guard<std::mutex> g(pool_mu_);
-            if (workers_ == 0) {  // else a late worker may still wait on them
-              listener_ = ipc::Socket();
-              admin_listener_ = ipc::Socket();
-            }
-          }
+          control_->stop();       // requests in flight finish, workers are joined
           // Events still held for want of spool space cannot outlive the
           // process: say how many are lost (they are counted too).
           auto last = outbox_->shutdown();

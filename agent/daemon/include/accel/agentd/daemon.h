@@ -1,14 +1,21 @@
 #pragma once
 // accel-agentd: loads config and topology once, recovers persisted jobs,
-// binds the control socket, and only then reports READY=1. One epoll loop
-// waits on the listening socket, a signalfd (TERM, INT, HUP) and, when
-// systemd asked for it, a watchdog timerfd; when idle it never wakes up.
-// Accepted connections are served by a pool of worker threads (one per
-// connection in flight, bounded, reused, gone after a minute idle), so a
-// slow vendor call in one job's prolog never delays another. Two sockets:
-// ControlSocket for anyone, AdminSocket for root and SlurmUser only (the
-// hooks use it); places on either are counted per uid (ipc::Admission), and
-// no user can take an admin's.
+// binds the control sockets, and only then reports READY=1. One epoll loop
+// waits on a signalfd (TERM, INT, HUP), the status and heartbeat timers and,
+// when systemd asked for it, a watchdog timerfd; when idle it never wakes up.
+//
+// The daemon owns its subsystems and starts them in the order they depend on
+// each other (Daemon::start); each owns its threads and joins them when it
+// stops:
+//   event::Outbox       the event stream to the aggregator (its sender thread)
+//   EventRelay          `accelctl events --job` relayed (its thread)
+//   TrashRemover        job directories removed off the hooks' path (its thread)
+//   agent::JobManager   the jobs and their steps (no thread of its own)
+//   ApplianceService    appliance polling, time limits, surrogate steps (its threads)
+//   NodeDrainer         node drains queued by prologs (its thread)
+//   ControlServer       the control sockets (the worker pool)
+//   metrics::HttpEndpoint  MetricsAddress (its thread)
+// and, once after start, the stale-job sweep (a thread joined at stop).
 #include <signal.h>
 
 #include <atomic>
@@ -23,6 +30,7 @@
 #include "accel/agent/job_manager.h"
 #include "accel/agentd/appliance_service.h"
 #include "accel/agentd/control_handler.h"
+#include "accel/agentd/control_server.h"
 #include "accel/agentd/event_relay.h"
 #include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/node_drain.h"
@@ -32,8 +40,6 @@
 #include "accel/common/metrics_http.h"
 #include "accel/common/result.h"
 #include "accel/events/outbox.h"
-#include "accel/ipc/admission.h"
-#include "accel/ipc/control_socket.h"
 
 namespace accel::agentd {
 
@@ -70,20 +76,11 @@ class Daemon {
   Result<agent::RecoverySummary> recoverJobs();
   void makeHandlerContext();
   void announceStart(const agent::RecoverySummary& recovered);
-  Status listen();
+  Status startControl();
   Status startLoop();
   void startStaleSweep();
-  bool startWorker();
-  void worker(int epfd);
-  bool acceptOne(int epfd, bool* left);
-  Result<ipc::Socket> acceptNext();
-  bool isAdmin(uid_t uid) const;
-  void refuse(const ipc::Socket& conn, uid_t uid, ipc::Refusal why);
-  void requestDone();
-  void serve(ipc::Socket conn, const ipc::PeerCred& cred, bool admin, ipc::Stage stage);
-  void serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, ipc::Stage* stage);
+  void markStatusDirty();
   void reload();
-  void drain();
   void publishStatus();
   void armHeartbeat();
   void onHeartbeatTimer();
@@ -123,9 +120,6 @@ class Daemon {
   std::thread stale_sweep_;
   std::atomic<bool> stale_sweep_stop_{false};
   HandlerContext ctx_;
-  ipc::Socket listener_;        // ControlSocket: anyone
-  ipc::Socket admin_listener_;  // AdminSocket: root and SlurmUser
-  ipc::Admission admission_;
   int epoll_fd_ = -1;
   int signal_fd_ = -1;
   int timer_fd_ = -1;  // watchdog pings, when systemd asked for them
@@ -140,23 +134,14 @@ class Daemon {
   // Set by a worker that changed something and woke the loop; cleared when
   // the loop publishes. While set, further changes need no wake-up.
   std::atomic<bool> status_dirty_{false};
-  std::atomic<int> in_flight_{0};  // connections admitted and not yet closed
-  // MetricsAddress: the registry, and its endpoint last of all members, so
-  // that it stops (and with it every scrape reading manager_ and outbox_)
-  // before anything it reads goes.
+  // MetricsAddress: the registry (the hooks' durations go here too).
   std::unique_ptr<AgentMetrics> metrics_ = std::make_unique<AgentMetrics>();
+  // The control sockets and their workers; after everything a request
+  // reaches, so that they are joined before any of it goes.
+  std::unique_ptr<ControlServer> control_;
+  // The metrics endpoint last of all members, so that it stops (and with it
+  // every scrape reading manager_ and outbox_) before anything it reads goes.
   std::unique_ptr<metrics::HttpEndpoint> metrics_http_;
-  // The worker pool: idle workers wait on the listening socket themselves
-  // (EPOLLEXCLUSIVE, so one is woken per connection), which keeps a thread
-  // hand-off off the hook's path. stop_fd_ (an eventfd) tells them to leave.
-  std::mutex pool_mu_;
-  std::condition_variable pool_cv_;
-  int stop_fd_ = -1;
-  int workers_ = 0;
-  int idle_workers_ = 0;
-  bool pool_stop_ = false;
-  std::mutex drain_mu_;
-  std::condition_variable drained_;
 };
 
 }  // namespace accel::agentd

@@ -1,20 +1,22 @@
-// The daemon's control connections: the worker pool that accepts and serves
-// them, and the drain at stop.
+// The control sockets' worker pool: it accepts and serves connections, and
+// drains at stop.
 //
 // Idle workers wait on both listening sockets themselves, each through its
 // own epoll set with EPOLLEXCLUSIVE (a connection wakes one waiter, not all),
-// together with stop_fd_; no thread hands a connection to another. A worker
-// always tries the admin socket first, so a hook never queues behind users'
-// connections. A worker that takes the last idle place starts another first,
-// so a connection never waits for a thread to be made. Places are counted per
-// uid and stage (ipc::Admission): admins have theirs, users theirs, and the
-// pool has one worker more than both, which answers Busy. A refused
+// together with an eventfd that tells them to stop; no thread hands a connection to another. A
+// worker always tries the admin socket first, so a hook never queues behind users' connections. A
+// worker that takes the last idle place starts another first, so a connection never waits for a
+// thread to be made. Places are counted per uid and stage (ipc::Admission): admins have theirs,
+// users theirs, and the pool has one worker more than both, which answers Busy. A refused
 // connection is answered at once and closed; a user's connection that sends
 // nothing is closed after ControlUserIdleMs; one the client closed before it
 // was taken costs nothing but the accept. Spares leave after a minute without work;
 // the last idle worker waits without a time limit, so an idle daemon wakes
 // for nothing.
+#include "accel/agentd/control_server.h"
+
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -26,8 +28,6 @@
 #include <thread>
 #include <utility>
 
-#include "accel/agentd/control_handler.h"
-#include "accel/agentd/daemon.h"
 #include "accel/common/log.h"
 #include "accel/schemas/control_generated.h"
 
@@ -115,13 +115,53 @@ void workAtPriorityOf(bool admin) {
   if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), want) == 0) current = want;
 }
 
+// Root and SlurmUser only: mode 0600, owned by SlurmUser (root passes the
+// mode anyway).
+Result<ipc::Socket> listenAdmin(const std::string& path, uid_t slurm_uid) {
+  auto s = ipc::listenControl(path, 0600);
+  ACCEL_TRY(s);
+  if (slurm_uid != 0 && ::chown(path.c_str(), slurm_uid, static_cast<gid_t>(-1)) != 0)
+    return sysError("chown " + path, errno);
+  return s;
+}
+
 }  // namespace
 
-bool Daemon::isAdmin(uid_t uid) const { return uid == 0 || uid == ctx_.slurm_uid; }
+// Anyone may connect; what a caller may do is decided per request from its
+// kernel-reported uid.
+Result<std::unique_ptr<ControlServer>> ControlServer::listen(const Options& options) {
+  std::unique_ptr<ControlServer> server(new ControlServer(options));
+  auto listener = ipc::listenControl(options.control_socket, 0666);
+  if (!listener.ok()) return listener.error().context("control socket");
+  server->listener_ = std::move(*listener);
+  auto admin_listener = listenAdmin(options.admin_socket, options.slurm_uid);
+  if (!admin_listener.ok()) return admin_listener.error().context("admin socket");
+  server->admin_listener_ = std::move(*admin_listener);
+  server->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (server->stop_fd_ < 0) return sysError("eventfd", errno);
+  server->admission_.setLimits(options.limits);
+  return server;
+}
+
+ControlServer::~ControlServer() {
+  stop();
+  if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+Status ControlServer::serve(Services services) {
+  services_ = std::move(services);
+  if (!startWorker()) return Error(ErrorCode::kUnavailable, "no worker to serve the socket");
+  return okStatus();
+}
+
+int ControlServer::workers() const {
+  std::lock_guard<std::mutex> g(pool_mu_);
+  return workers_;
+}
 
 // Answers Busy with the reason, without waiting for room to send it, and
 // closes (the caller drops the socket).
-void Daemon::refuse(const ipc::Socket& conn, uid_t uid, ipc::Refusal why) {
+void ControlServer::refuse(const ipc::Socket& conn, uid_t uid, ipc::Refusal why) {
   auto reply = errorReply(static_cast<uint8_t>(control::Outcome::Busy),
                           ipc::refusalMessage(why, admission_.limits()));
   (void)ipc::sendMessage(conn, reply.data(), reply.size(), 0ms);
@@ -131,55 +171,65 @@ void Daemon::refuse(const ipc::Socket& conn, uid_t uid, ipc::Refusal why) {
 
 // The admin socket's pending connection first, else the public one's;
 // kUnavailable when neither has one.
-Result<ipc::Socket> Daemon::acceptNext() {
+Result<ipc::Socket> ControlServer::acceptNext() {
   auto conn = ipc::acceptControl(admin_listener_);
   if (conn.ok() || conn.error().code() != ErrorCode::kUnavailable) return conn;
   return ipc::acceptControl(listener_);
 }
 
+// Joins the workers that left (spares that idled a minute). Their threads
+// have ended or are about to: they left the counts as their last act.
+void ControlServer::reapLeft() {
+  std::vector<std::thread> left;
+  {
+    std::lock_guard<std::mutex> g(pool_mu_);
+    left.swap(left_);
+  }
+  for (auto& t : left) t.join();
+}
+
 // False when no worker was started: the pool is full or stopping, or the
 // worker's epoll set or thread cannot be made. A worker that asked for a spare
 // goes back to accepting once it has served its connection.
-bool Daemon::startWorker() {
+bool ControlServer::startWorker() {
+  reapLeft();
   int epfd = workerEpoll(listener_.fd(), admin_listener_.fd(), stop_fd_);
   if (epfd < 0) {
     log::error(std::string("control: cannot start a worker: epoll: ") + std::strerror(errno));
     return false;
   }
-  {
-    std::lock_guard<std::mutex> g(pool_mu_);
-    const auto limits = admission_.limits();
-    // Every admitted connection served, and one more worker answering Busy.
-    if (pool_stop_ || workers_ > limits.admin_connections + limits.users_connections) {
-      close(epfd);
-      return false;
-    }
-    ++workers_;
-    ++idle_workers_;
+  std::lock_guard<std::mutex> g(pool_mu_);
+  const auto limits = admission_.limits();
+  // Every admitted connection served, and one more worker answering Busy.
+  if (pool_stop_ || workers_ > limits.admin_connections + limits.users_connections) {
+    close(epfd);
+    return false;
   }
   try {
-    std::thread(&Daemon::worker, this, epfd).detach();
-    return true;
+    // Under the lock: the worker's first act takes it, so it is in threads_
+    // before it can leave.
+    std::thread t(&ControlServer::worker, this, epfd);
+    const auto id = t.get_id();
+    threads_.emplace(id, std::move(t));
   } catch (const std::system_error& e) {
     log::error(std::string("control: cannot start a worker thread: ") + e.what());
     close(epfd);
-    std::lock_guard<std::mutex> g(pool_mu_);
-    --workers_;
-    --idle_workers_;
-    pool_cv_.notify_all();
     return false;
   }
+  ++workers_;
+  ++idle_workers_;
+  return true;
 }
 
 // Waits for a connection and serves it. Returns false when the worker is to
-// leave: the daemon stops, or the worker is a spare that idled a minute (it
-// then has already left the pool's counts and must not touch the daemon).
-bool Daemon::acceptOne(int epfd, bool* left) {
+// leave: the server stops, or the worker is a spare that idled a minute
+// (`left`: it has then already left the pool's counts).
+bool ControlServer::acceptOne(int epfd, bool* left) {
   int timeout_ms;
   {
     std::lock_guard<std::mutex> g(pool_mu_);
     if (pool_stop_) return false;
-    timeout_ms = idle_workers_ > 1 ? 60'000 : -1;
+    timeout_ms = idle_workers_ > 1 ? static_cast<int>(options_.spare_idle.count()) : -1;
   }
   // Back to full priority before waiting: the next connection may be root's.
   workAtPriorityOf(true);
@@ -227,32 +277,37 @@ bool Daemon::acceptOne(int epfd, bool* left) {
   bool last_idle = --idle_workers_ == 0;
   g.unlock();
   if (last_idle) startWorker();
-  serve(std::move(*conn), *cred, admin, stage);
+  serveConnection(std::move(*conn), *cred, admin, stage);
   g.lock();
   ++idle_workers_;
   return true;
 }
 
-void Daemon::worker(int epfd) {
+void ControlServer::worker(int epfd) {
   bool left = false;
   while (acceptOne(epfd, &left)) {
   }
   close(epfd);
-  if (left) return;
-  // Under the lock, and nothing after it: drain() may destroy the daemon as
-  // soon as it sees the count reach zero.
+  leave(left);
+}
+
+// The worker's last act: its thread goes to left_ for another to join.
+void ControlServer::leave(bool spare) {
   std::lock_guard<std::mutex> g(pool_mu_);
-  --idle_workers_;
-  --workers_;
+  if (!spare) {  // a spare already left the counts
+    --idle_workers_;
+    --workers_;
+  }
+  auto it = threads_.find(std::this_thread::get_id());
+  if (it != threads_.end()) {
+    left_.push_back(std::move(it->second));
+    threads_.erase(it);
+  }
   pool_cv_.notify_all();
 }
 
-void Daemon::requestDone() {
-  std::lock_guard<std::mutex> g(drain_mu_);
-  if (--in_flight_ == 0) drained_.notify_all();
-}
-
-void Daemon::serve(ipc::Socket conn, const ipc::PeerCred& cred, bool admin, ipc::Stage stage) {
+void ControlServer::serveConnection(ipc::Socket conn, const ipc::PeerCred& cred, bool admin,
+                                    ipc::Stage stage) {
   try {
     serveOne(conn, cred, admin, &stage);
   } catch (const std::exception& e) {
@@ -266,13 +321,15 @@ void Daemon::serve(ipc::Socket conn, const ipc::PeerCred& cred, bool admin, ipc:
   }
   conn = ipc::Socket();  // closed before its place is given back
   admission_.release(cred.uid, admin, stage);
-  requestDone();
+  std::lock_guard<std::mutex> g(drain_mu_);
+  if (--in_flight_ == 0) drained_.notify_all();
 }
 
 // A user's connection gets ControlUserIdleMs to send its request and 100 ms
 // to take the reply (it fits the socket's buffer: only a client that never
 // reads waits); an admin's 2 s each. `stage` follows the connection.
-void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, ipc::Stage* stage) {
+void ControlServer::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin,
+                             ipc::Stage* stage) {
   auto msg = ipc::recvMessage(conn, admin ? ipc::kAdminIdle : admission_.limits().user_idle);
   if (msg.ok()) {
     if (*stage == ipc::Stage::kWaiting) {
@@ -283,9 +340,9 @@ void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, 
       }
       *stage = ipc::Stage::kAnswered;
     }
-    auto [reply, relay] = dispatchRequest(ctx_, Caller{cred.uid, cred.pid}, *msg);
-    if (relay) {  // the relay answers on the connection from now on
-      relay_->adopt(std::move(conn), cred.uid, admin, *relay);
+    auto [reply, relay] = dispatchRequest(*services_.requests, Caller{cred.uid, cred.pid}, *msg);
+    if (relay && services_.relay != nullptr) {  // the relay answers on the connection from now on
+      services_.relay->adopt(std::move(conn), cred.uid, admin, *relay);
       return;
     }
     auto sent = ipc::sendMessage(conn, reply.data(), reply.size(), admin ? 2000ms : 100ms);
@@ -294,10 +351,7 @@ void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, 
           "control: reply to pid " + std::to_string(cred.pid) + ": " + sent.error().message();
       admin ? log::warning(line) : log::debug(line);
     }
-    if (!status_dirty_.exchange(true)) {
-      uint64_t one = 1;
-      (void)!write(wake_fd_, &one, sizeof one);
-    }
+    if (services_.answered) services_.answered();
   } else if (msg.error().code() == ErrorCode::kInvalidArgument) {
     auto reply =
         errorReply(static_cast<uint8_t>(control::Outcome::BadRequest), msg.error().message());
@@ -306,22 +360,36 @@ void Daemon::serveOne(ipc::Socket& conn, const ipc::PeerCred& cred, bool admin, 
   }
 }
 
-// No new connection is taken once this starts; requests being served finish.
-void Daemon::drain() {
+void ControlServer::stop() {
   {
     std::lock_guard<std::mutex> g(pool_mu_);
+    if (stopped_) return;
+    stopped_ = true;
     pool_stop_ = true;
   }
   uint64_t one = 1;
-  (void)!write(stop_fd_, &one, sizeof one);
+  if (stop_fd_ >= 0) (void)!write(stop_fd_, &one, sizeof one);
   {
     std::unique_lock<std::mutex> g(drain_mu_);
     if (!drained_.wait_for(g, 30s, [this] { return in_flight_.load() == 0; }))
       log::warning("stop: requests still in flight after 30 s; exiting anyway");
   }
-  std::unique_lock<std::mutex> g(pool_mu_);
-  if (!pool_cv_.wait_for(g, 5s, [this] { return workers_ == 0; }))
-    log::warning("stop: worker threads still busy after 5 s; exiting anyway");
+  std::vector<std::thread> stuck;
+  {
+    std::unique_lock<std::mutex> g(pool_mu_);
+    // Each worker erases its own thread as its last act.
+    if (!pool_cv_.wait_for(g, 5s, [this] { return threads_.empty(); }))
+      log::warning("stop: " + std::to_string(threads_.size()) +
+                   " worker thread(s) still busy after 5 s; left to the process's exit");
+    for (auto& [id, t] : threads_) stuck.push_back(std::move(t));
+    threads_.clear();
+  }
+  reapLeft();
+  for (auto& t : stuck) t.detach();  // blocked inside a request past every bound
+  if (stuck.empty()) {               // else a stuck worker may still wait on them
+    listener_ = ipc::Socket();
+    admin_listener_ = ipc::Socket();
+  }
 }
 
 }  // namespace accel::agentd

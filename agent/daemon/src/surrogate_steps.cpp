@@ -3,8 +3,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,11 +13,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "accel/agent/job_nodes.h"
@@ -39,12 +42,6 @@ bool wantsSurrogate(const agent::JobRecord& rec, const appliance::ApplianceJob& 
   return rec.phase == agent::JobPhase::kReady && !rec.spec.user.empty() &&
          agent::leadsJob(rec.spec);
 }
-
-struct SurrogateSteps::Shared {
-  std::mutex mu;  // held while OnEnd runs, so the destructor waits for it
-  bool alive = true;
-  OnEnd on_end;
-};
 
 namespace {
 
@@ -210,14 +207,116 @@ std::vector<std::string> surrogateArgv(const SurrogateOptions& o, const Surrogat
 }
 
 SurrogateSteps::SurrogateSteps(SurrogateOptions options, OnEnd on_end)
-    : options_(std::move(options)), shared_(std::make_shared<Shared>()) {
+    : options_(std::move(options)), on_end_(std::move(on_end)) {
   options_.srun = resolve(options_.srun);
-  shared_->on_end = std::move(on_end);
 }
 
 SurrogateSteps::~SurrogateSteps() {
-  std::lock_guard<std::mutex> g(shared_->mu);
-  shared_->alive = false;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  if (wake_fd_ >= 0) {
+    uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof one);
+  }
+  if (thread_.joinable()) thread_.join();
+  for (const auto& [fd, w] : waited_) close(fd);
+  for (int fd : {epoll_fd_, wake_fd_})
+    if (fd >= 0) close(fd);
+}
+
+size_t SurrogateSteps::waiting() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return waited_.size();
+}
+
+// Under mu_. False when the thread cannot be had: ends are then not reported
+// (said in the log), and the steps run on.
+bool SurrogateSteps::startThread() {
+  if (thread_.joinable()) return true;
+  if (epoll_fd_ < 0) epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = wake_fd_;
+  if (epoll_fd_ < 0 || wake_fd_ < 0 || epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
+    log::error(std::string("surrogate: cannot wait for sruns: ") + std::strerror(errno));
+    return false;
+  }
+  try {
+    thread_ = std::thread(&SurrogateSteps::run, this);
+  } catch (const std::system_error& e) {
+    log::error(std::string("surrogate: cannot start the waiting thread: ") + e.what());
+    return false;
+  }
+  return true;
+}
+
+// Waits for `pidfd` (taken over) to become readable.
+void SurrogateSteps::watch(const SurrogateSpec& spec, pid_t child, int pidfd) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (stop_ || !startThread()) {
+    close(pidfd);
+    return;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = pidfd;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, pidfd, &ev) != 0) {
+    log::error("surrogate: job " + std::to_string(spec.job_id) +
+               ": cannot wait for srun: " + std::strerror(errno));
+    close(pidfd);
+    return;
+  }
+  waited_.emplace(pidfd, Waited{spec, child});
+}
+
+// An end known now, reported by the thread (never on the caller's).
+void SurrogateSteps::reportSoon(const SurrogateSpec& spec) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (stop_ || !startThread()) return;
+  ended_.push_back(spec);
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void SurrogateSteps::run() {
+  for (;;) {
+    epoll_event events[16];
+    int n = epoll_wait(epoll_fd_, events, 16, -1);
+    if (n < 0 && errno != EINTR) {
+      log::error(std::string("surrogate: epoll_wait: ") + std::strerror(errno));
+      return;
+    }
+    std::vector<std::pair<SurrogateSpec, int>> ends;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (stop_) return;
+      for (int i = 0; i < n; ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == wake_fd_) {
+          uint64_t count = 0;
+          (void)!read(wake_fd_, &count, sizeof count);
+          for (auto& spec : ended_) ends.emplace_back(std::move(spec), -1);
+          ended_.clear();
+          continue;
+        }
+        auto it = waited_.find(fd);
+        if (it == waited_.end()) continue;
+        int status = -1;
+        if (it->second.child > 0)
+          while (waitpid(it->second.child, &status, WNOHANG) < 0 && errno == EINTR) {
+          }
+        ends.emplace_back(std::move(it->second.spec), status);
+        close(fd);  // and out of the epoll set
+        waited_.erase(it);
+      }
+    }
+    // Outside mu_: OnEnd may launch the next step. The destructor joins this
+    // thread, so OnEnd never runs after it.
+    for (const auto& [spec, status] : ends) on_end_(spec, status);
+  }
 }
 
 void SurrogateSteps::launch(const SurrogateSpec& spec) {
@@ -225,16 +324,19 @@ void SurrogateSteps::launch(const SurrogateSpec& spec) {
                                   "LOGNAME=" + spec.user, "HOME=/"};
   if (!options_.slurm_conf.empty()) env.push_back("SLURM_CONF=" + options_.slurm_conf);
   pid_t pid = spawnAsUser(spec, surrogateArgv(options_, spec), std::move(env));
-  // One waiting thread per step: steps are few (one per appliance job) and
-  // the thread sleeps in waitpid.
-  std::thread([shared = shared_, spec, pid] {
-    int status = -1;
-    if (pid > 0)
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    std::lock_guard<std::mutex> g(shared->mu);
-    if (shared->alive) shared->on_end(spec, status);
-  }).detach();
+  // The child is not reaped until the thread has its status, so its pidfd
+  // can be had even if it has already ended.
+  int fd = pid > 0 ? static_cast<int>(syscall(SYS_pidfd_open, pid, 0)) : -1;
+  if (fd < 0) {
+    if (pid > 0) {
+      log::error("surrogate: job " + std::to_string(spec.job_id) +
+                 ": pidfd_open: " + std::strerror(errno) + "; the step's end is not followed");
+      return;
+    }
+    reportSoon(spec);
+    return;
+  }
+  watch(spec, pid, fd);
 }
 
 void SurrogateSteps::adopt(const SurrogateSpec& spec, int64_t ready_ns, bool gone_means_ended) {
@@ -255,17 +357,10 @@ void SurrogateSteps::adopt(const SurrogateSpec& spec, int64_t ready_ns, bool gon
     close(fd);
     fd = -1;
   }
-  if (fd < 0 && !gone_means_ended) return;
-  std::thread([shared = shared_, spec, fd] {
-    if (fd >= 0) {
-      pollfd p{fd, POLLIN, 0};  // readable once the process has ended
-      while (poll(&p, 1, -1) < 0 && errno == EINTR) {
-      }
-      close(fd);
-    }
-    std::lock_guard<std::mutex> g(shared->mu);
-    if (shared->alive) shared->on_end(spec, -1);
-  }).detach();
+  if (fd >= 0)
+    watch(spec, -1, fd);
+  else if (gone_means_ended)
+    reportSoon(spec);
 }
 
 }  // namespace accel::agentd

@@ -9,11 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "accel/agentd/control_handler.h"
 #include "accel/common/safe_file.h"
@@ -136,6 +138,76 @@ TEST(SurrogateStepsTest, LaunchRunsAsTheJobsUserAndReportsTheEnd) {
             "65534 65534 /s.conf --jobid=7 --overlap -J wsjob-a --ntasks=1 --nodes=1 --quiet w "
             "--config c "
             "wait-appliance 7 wsjob-a\n");
+  ASSERT_TRUE(tmp.remove());
+}
+
+TEST(SurrogateStepsTest, AStepGoneBeforeAdoptionIsReportedOnTheObjectsOwnThread) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int status = -2;
+  std::thread::id reporter;
+  SurrogateSteps steps(
+      SurrogateOptions{
+          .srun = "/nonexistent/srun", .accelctl = "w", .config_path = "c", .slurm_conf = ""},
+      [&](const SurrogateSpec& spec, int st) {
+        EXPECT_EQ(spec.job_id, 91u);
+        std::lock_guard<std::mutex> g(mu);
+        status = st;
+        reporter = std::this_thread::get_id();
+        cv.notify_all();
+      });
+  const SurrogateSpec spec{.job_id = 91,
+                           .uid = 65534,
+                           .gid = 65534,
+                           .user = "nobody",
+                           .appliance_job = "wsjob-gone",
+                           .step_name = "wsjob-gone"};
+  // No such srun runs: with gone_means_ended it ended unwatched, else nothing is said.
+  steps.adopt(spec, 0, false);
+  steps.adopt(spec, 0, true);
+  std::unique_lock<std::mutex> lk(mu);
+  ASSERT_TRUE(cv.wait_for(lk, std::chrono::seconds(10), [&] { return status != -2; }));
+  EXPECT_EQ(status, -1);
+  EXPECT_NE(reporter, std::this_thread::get_id());
+  EXPECT_EQ(steps.waiting(), 0u);
+}
+
+TEST(SurrogateStepsTest, DestroyingStopsReportingAtOnceWhileStepsRunOn) {
+  ASSERT_EQ(geteuid(), 0u) << "dropping to the job's user needs root";
+  support::TempDir tmp("accel-surrogate");
+  const std::string dir = tmp.path();
+  chmod(dir.c_str(), 0777);
+  const std::string fake = dir + "/srun";
+  std::ofstream(fake) << "#!/bin/sh\necho $$ > " << dir << "/pid.tmp\nmv " << dir << "/pid.tmp "
+                      << dir << "/pid\nexec sleep 30\n";
+  chmod(fake.c_str(), 0755);
+  std::atomic<int> reported{0};
+  pid_t srun = -1;
+  const auto before = std::chrono::steady_clock::now();
+  {
+    SurrogateSteps steps(
+        SurrogateOptions{.srun = fake, .accelctl = "w", .config_path = "c", .slurm_conf = ""},
+        [&](const SurrogateSpec&, int) { ++reported; });
+    steps.launch(SurrogateSpec{.job_id = 8,
+                               .uid = 65534,
+                               .gid = 65534,
+                               .user = "nobody",
+                               .appliance_job = "wsjob-b",
+                               .step_name = "wsjob-b"});
+    EXPECT_EQ(steps.waiting(), 1u);
+    for (int i = 0; i < 500 && srun < 0; ++i) {
+      std::ifstream in(dir + "/pid");
+      if (!(in >> srun)) srun = -1;
+      if (srun < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GT(srun, 0);
+  }
+  // The destructor neither waited for the step nor reported it.
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
+  EXPECT_EQ(kill(srun, 0), 0) << "the step runs on";
+  EXPECT_EQ(reported.load(), 0);
+  kill(srun, SIGKILL);
+  waitpid(srun, nullptr, 0);
   ASSERT_TRUE(tmp.remove());
 }
 

@@ -13,7 +13,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "accel/agent/job_record.h"
@@ -82,15 +85,19 @@ inline constexpr int64_t kAdoptClockSlackNs = 5'000'000'000;
 std::string whyNotSurrogateSrun(const ProcessFacts& p, const SurrogateOptions& options,
                                 const SurrogateSpec& spec, const AdoptCheck& check);
 
+// One thread of its own (started with the first step, joined by the
+// destructor) waits for every srun at once, through pidfds in an epoll set.
 class SurrogateSteps {
  public:
-  // Called on a helper thread when srun ended; `wait_status` as waitpid
-  // gives it, -1 when srun could not be started. Never called after the
-  // object is destroyed.
+  // Called on the object's thread when srun ended; `wait_status` as waitpid
+  // gives it, -1 when srun could not be started or is no child of this
+  // daemon. Never called after the object is destroyed.
   using OnEnd = std::function<void(const SurrogateSpec& spec, int wait_status)>;
 
   SurrogateSteps(SurrogateOptions options, OnEnd on_end);
   ~SurrogateSteps();  // later ends are no longer reported; steps keep running
+  SurrogateSteps(const SurrogateSteps&) = delete;
+  SurrogateSteps& operator=(const SurrogateSteps&) = delete;
 
   // Starts srun as the job's user and returns at once. Errors are reported
   // through OnEnd (-1), so the caller has one path for every end.
@@ -108,10 +115,30 @@ class SurrogateSteps {
   // Slurm refused) nothing is reported.
   void adopt(const SurrogateSpec& spec, int64_t ready_ns, bool gone_means_ended);
 
+  // Sruns being waited for now (for tests).
+  size_t waiting() const;
+
  private:
-  struct Shared;
+  // One srun waited for: `pidfd` readable once it ended; `child` > 0 when it
+  // is this daemon's child, reaped for its wait status.
+  struct Waited {
+    SurrogateSpec spec;
+    pid_t child = -1;
+  };
+  void watch(const SurrogateSpec& spec, pid_t child, int pidfd);
+  void reportSoon(const SurrogateSpec& spec);
+  bool startThread();
+  void run();
+
   SurrogateOptions options_;
-  std::shared_ptr<Shared> shared_;
+  OnEnd on_end_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;  // an eventfd: ends to report at once, or stop
+  mutable std::mutex mu_;
+  std::unordered_map<int, Waited> waited_;  // by pidfd
+  std::vector<SurrogateSpec> ended_;        // reported by the thread, wait status -1
+  bool stop_ = false;
+  std::thread thread_;
 };
 
 }  // namespace accel::agentd

@@ -4,7 +4,6 @@
 
 #include "accel/common/hostlist.h"
 #include "accel/common/text.h"
-#include "accel/ipc/control_requests.h"
 #include "accel/spank/job_env.h"
 
 namespace accel::ctl {
@@ -133,28 +132,7 @@ void readJobOptions(const CliIo& io, const spank::SiteLimits& limits, HookEnv& e
   e.appliance_signal_batch = o.appliance_signal_batch;
 }
 
-std::vector<uint8_t> prologRequest(const HookEnv& e) {
-  ipc::JobSpecFields job;
-  job.job_id = e.job_id;
-  job.uid = e.uid;
-  job.gid = e.gid;
-  job.user = e.user;
-  job.node = e.node;
-  job.partition = e.partition;
-  job.gpus = e.gpus;
-  job.ipus = e.ipus;
-  job.num_replicas = e.num_replicas;
-  job.ntasks = e.ntasks;
-  job.appliance_time_sec = e.appliance_time_sec;
-  job.appliance_signal = e.appliance_signal;
-  job.appliance_signal_lead_sec = e.appliance_signal_lead_sec;
-  job.node_list = e.node_list;
-  job.node_count = e.node_count;
-  job.refusal = e.refusal;
-  job.appliance_signal_batch = e.appliance_signal_batch;
-  job.restart_count = e.restart_count;
-  return ipc::encodePrologRequest(job);
-}
+std::vector<uint8_t> prologRequest(const HookEnv& e) { return ipc::encodePrologRequest(e); }
 
 std::vector<uint8_t> epilogRequest(const HookEnv& e) {
   return ipc::encodeEpilogRequest(e.job_id, e.uid);

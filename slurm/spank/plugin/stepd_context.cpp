@@ -9,6 +9,7 @@
 #include <string>
 
 #include "accel/common/proc_stat.h"
+#include "accel/ipc/control_requests.h"
 #include "accel/spank/daemon_client.h"
 #include "accel/spank/daemon_messages.h"
 #include "accel/spank/site_config.h"
@@ -110,7 +111,8 @@ int init(spank_t sp, int argc, char** argv) {
   }
   findSocket();
   if (s.socket)
-    report("step start", encodeStepRequest(s.job_id, s.step_id, StepEvent::kStarted, 0));
+    report("step start",
+           ipc::encodeStepRequest(s.job_id, s.step_id, ipc::StepEventKind::kStarted, 0));
   return 0;
 }
 
@@ -135,7 +137,7 @@ int userInit(spank_t sp) {
   if (s.refusal || !s.socket || isExternStep()) return 0;
   // Privileges are dropped here: the daemon sees the job's user and answers
   // for that user's own job only.
-  StepDecision d = decideStep(s.job_id, s.asked, ask(encodeJobRequest(s.job_id)));
+  StepDecision d = decideStep(s.job_id, s.asked, ask(ipc::encodeJobRequest(s.job_id)));
   if (d.note) reportDebug(*d.note);
   if (d.refusal) {
     s.refusal = *d.refusal;
@@ -187,7 +189,8 @@ int taskPostFork(spank_t sp) {
     reportDebug(jobTag() + "task " + std::to_string(pid) + ": " + ticks.error().message());
     return 0;
   }
-  report("task start", encodeTaskRequest(s.job_id, s.step_id, pid, *ticks, TaskEvent::kStarted, 0));
+  report("task start",
+         ipc::encodeTaskRequest(s.job_id, s.step_id, pid, *ticks, ipc::TaskEventKind::kStarted, 0));
   return 0;
 }
 
@@ -199,7 +202,8 @@ int taskExit(spank_t sp) {
     s.exit_code = foldExitCode(s.exit_code, status);
   if (s.refusal || !s.socket) return 0;
   if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0) return 0;
-  report("task exit", encodeTaskRequest(s.job_id, s.step_id, pid, 0, TaskEvent::kExited, status));
+  report("task exit",
+         ipc::encodeTaskRequest(s.job_id, s.step_id, pid, 0, ipc::TaskEventKind::kExited, status));
   return 0;
 }
 
@@ -208,7 +212,8 @@ int exit(spank_t /*sp*/) {
   // A refused step ran nothing; the daemon either cannot be reached or keeps
   // no live record of the job, so a report would only add noise to the log.
   if (!s.socket || s.refusal) return 0;
-  report("step end", encodeStepRequest(s.job_id, s.step_id, StepEvent::kEnded, s.exit_code));
+  report("step end",
+         ipc::encodeStepRequest(s.job_id, s.step_id, ipc::StepEventKind::kEnded, s.exit_code));
   return 0;
 }
 

@@ -1,6 +1,5 @@
 #include "accel/spank/daemon_messages.h"
 
-#include "accel/ipc/control_requests.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::spank {
@@ -52,25 +51,6 @@ JobView jobViewOf(const fb::JobInfo& info) {
 }
 
 }  // namespace
-
-std::vector<std::uint8_t> encodeJobRequest(std::uint32_t job_id) {
-  return ipc::encodeJobRequest(job_id);
-}
-
-std::vector<std::uint8_t> encodeTaskRequest(std::uint32_t job_id, std::uint32_t step_id, pid_t pid,
-                                            std::uint64_t start_ticks, TaskEvent event,
-                                            int exit_status) {
-  auto kind =
-      event == TaskEvent::kStarted ? ipc::TaskEventKind::kStarted : ipc::TaskEventKind::kExited;
-  return ipc::encodeTaskRequest(job_id, step_id, pid, start_ticks, kind, exit_status);
-}
-
-std::vector<std::uint8_t> encodeStepRequest(std::uint32_t job_id, std::uint32_t step_id,
-                                            StepEvent event, int exit_code) {
-  auto kind =
-      event == StepEvent::kStarted ? ipc::StepEventKind::kStarted : ipc::StepEventKind::kEnded;
-  return ipc::encodeStepRequest(job_id, step_id, kind, exit_code);
-}
 
 Result<DaemonReply> decodeReply(std::span<const std::uint8_t> bytes) {
   flatbuffers::Verifier::Options opts;

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "accel/ipc/control_requests.h"
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
 
@@ -81,7 +82,7 @@ std::vector<std::uint8_t> readyReply(const std::vector<std::uint8_t>&) {
 
 TEST(CallDaemon, RoundTrip) {
   OneShotServer server(readyReply);
-  auto r = callDaemon(server.path(), encodeJobRequest(7), 2s);
+  auto r = callDaemon(server.path(), ipc::encodeJobRequest(7), 2s);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->outcome, Outcome::kOk);
   ASSERT_TRUE(r->job);
@@ -104,7 +105,7 @@ TEST(CallDaemon, BusyIsTriedAgainWithinTheBound) {
         return readyReply(req);
       },
       3);
-  auto r = callDaemon(server.path(), encodeJobRequest(7), 2s);
+  auto r = callDaemon(server.path(), ipc::encodeJobRequest(7), 2s);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->outcome, Outcome::kOk);
   EXPECT_EQ(calls, 3);
@@ -123,7 +124,7 @@ TEST(CallDaemon, BusyIsTriedNoLongerThanTheBound) {
       },
       1000);
   auto start = std::chrono::steady_clock::now();
-  auto r = callDaemon(server.path(), encodeJobRequest(7), 300ms);
+  auto r = callDaemon(server.path(), ipc::encodeJobRequest(7), 300ms);
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_GE(calls.load(), 2);
   EXPECT_LT(took, 1s);
@@ -135,7 +136,7 @@ TEST(CallDaemon, BusyIsTriedNoLongerThanTheBound) {
 }
 
 TEST(CallDaemon, NobodyListening) {
-  auto r = callDaemon("/nonexistent/accel-test/control.sock", encodeJobRequest(7), 1s);
+  auto r = callDaemon("/nonexistent/accel-test/control.sock", ipc::encodeJobRequest(7), 1s);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kUnavailable);
 }
@@ -144,7 +145,7 @@ TEST(CallDaemon, SilentDaemonTimesOut) {
   OneShotServer server(
       [](const std::vector<std::uint8_t>&) { return std::vector<std::uint8_t>{}; });
   auto start = std::chrono::steady_clock::now();
-  auto r = callDaemon(server.path(), encodeJobRequest(7), 200ms);
+  auto r = callDaemon(server.path(), ipc::encodeJobRequest(7), 200ms);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kTimeout);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
@@ -153,7 +154,7 @@ TEST(CallDaemon, SilentDaemonTimesOut) {
 TEST(CallDaemon, GarbageReplyIsRefused) {
   OneShotServer server(
       [](const std::vector<std::uint8_t>&) { return std::vector<std::uint8_t>(32, 0xee); });
-  auto r = callDaemon(server.path(), encodeJobRequest(7), 2s);
+  auto r = callDaemon(server.path(), ipc::encodeJobRequest(7), 2s);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), ErrorCode::kParse);
 }

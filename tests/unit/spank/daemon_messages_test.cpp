@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "accel/ipc/control_requests.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::spank {
@@ -40,14 +41,14 @@ std::vector<std::uint8_t> bareReply(fb::Outcome outcome, const std::string& mess
 }
 
 TEST(Encode, JobRequest) {
-  auto bytes = encodeJobRequest(42);
+  auto bytes = ipc::encodeJobRequest(42);
   const auto* r = verified(bytes);
   ASSERT_EQ(r->body_type(), fb::RequestBody::JobRequest);
   EXPECT_EQ(r->body_as_JobRequest()->job_id(), 42u);
 }
 
 TEST(Encode, TaskRequests) {
-  auto started = encodeTaskRequest(42, 3, 1234, 987654321, TaskEvent::kStarted, 0);
+  auto started = ipc::encodeTaskRequest(42, 3, 1234, 987654321, ipc::TaskEventKind::kStarted, 0);
   const auto* t = verified(started)->body_as_TaskRequest();
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->job_id(), 42u);
@@ -55,7 +56,7 @@ TEST(Encode, TaskRequests) {
   EXPECT_EQ(t->pid(), 1234);
   EXPECT_EQ(t->start_ticks(), 987654321u);
   EXPECT_EQ(t->kind(), fb::TaskEventKind::Started);
-  auto exited = encodeTaskRequest(42, 0xfffffffb, 1234, 0, TaskEvent::kExited, 256);
+  auto exited = ipc::encodeTaskRequest(42, 0xfffffffb, 1234, 0, ipc::TaskEventKind::kExited, 256);
   t = verified(exited)->body_as_TaskRequest();
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->step_id(), 0xfffffffbu);  // the batch step keeps Slurm's id
@@ -65,12 +66,12 @@ TEST(Encode, TaskRequests) {
 
 TEST(Encode, StepRequests) {
   // The buffers must outlive the views read from them.
-  const auto started = encodeStepRequest(42, 7, StepEvent::kStarted, 0);
+  const auto started = ipc::encodeStepRequest(42, 7, ipc::StepEventKind::kStarted, 0);
   const auto* s = verified(started)->body_as_StepRequest();
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->step_id(), 7u);
   EXPECT_EQ(s->kind(), fb::StepEventKind::Started);
-  const auto ended = encodeStepRequest(42, 7, StepEvent::kEnded, 3);
+  const auto ended = ipc::encodeStepRequest(42, 7, ipc::StepEventKind::kEnded, 3);
   s = verified(ended)->body_as_StepRequest();
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->kind(), fb::StepEventKind::Ended);

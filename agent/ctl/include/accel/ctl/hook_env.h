@@ -9,6 +9,7 @@
 
 #include "accel/common/result.h"
 #include "accel/ctl/cli.h"
+#include "accel/ipc/control_requests.h"
 #include "accel/spank/submit_check.h"
 
 namespace accel::ctl {
@@ -20,30 +21,20 @@ inline constexpr size_t kMaxNodeListBytes = size_t{60} * 1024;
 // as agent::kMaxRefusalBytes.
 inline constexpr size_t kMaxRefusalBytes = 1024;
 
-struct HookEnv {
-  uint32_t job_id = 0;
-  uint32_t uid = 0;
-  uint32_t gid = 0;
-  std::string user, node, partition, gpus;
-  uint32_t ipus = 0, num_replicas = 0, ntasks = 0;
-  int64_t appliance_time_sec = -1;
-  int32_t appliance_signal = 0;
-  uint32_t appliance_signal_lead_sec = 0;
-  bool appliance_signal_batch = false;
-  // SLURM_NODELIST (SLURM_JOB_NODELIST where newer Slurm sets that instead)
-  // and SLURM_JOB_NUM_NODES. Empty and 0: unknown; the node then leads the
-  // job, as every job was led before jobs spanned nodes.
-  std::string node_list;
-  uint32_t node_count = 0;
-  // SLURM_JOB_RESTART_COUNT: the job's earlier runs (it was requeued); 0 on
-  // its first run or when unknown.
-  uint32_t restart_count = 0;
-
+// The prolog request's JobSpecFields, filled in place and sent as they
+// stand (prologRequest encodes them without a copy), plus what only the hook
+// uses. From slurmd's variables (readHookEnv): job_id, uid, gid, user, node,
+// partition, gpus; node_list is SLURM_NODELIST (SLURM_JOB_NODELIST where
+// newer Slurm sets that instead) and node_count SLURM_JOB_NUM_NODES, empty
+// and 0 when unknown (the node then leads the job, as every job was led
+// before jobs spanned nodes); restart_count is SLURM_JOB_RESTART_COUNT, the
+// job's earlier runs (it was requeued), 0 on its first run or when unknown.
+// From the job's options (readJobOptions): the counts, the appliance limit
+// and signal, or `refusal`: why the options (SPANK_ACCEL_*) are refused,
+// empty when they are not. A refused job asks for nothing (the counts stay
+// 0), and the daemon fails it as a user's mistake: the hook exits 0.
+struct HookEnv : ipc::JobSpecFields {
   bool limit_from_default = false;  // the site's ApplianceTimeDefault, not the user's option
-  // Why the job's options (SPANK_ACCEL_*) are refused; empty when they are
-  // not. A refused job asks for nothing (the counts above stay 0), and the
-  // daemon fails it as a user's mistake: the hook exits 0.
-  std::string refusal;
   // Values that were not usable and were left unknown, one line each, for
   // the hook's stderr. They are slurmd's, never the job's fault: the hook
   // goes on.

@@ -1,9 +1,8 @@
 #pragma once
-// The plugin's side of the control protocol (schemas/control.fbs): the
-// requests it sends and what it needs of a reply, as plain values. Encoding
-// and decoding are pure, so tests check them without a socket.
-#include <sys/types.h>
-
+// The plugin's side of the control protocol (schemas/control.fbs): what it
+// needs of a reply, as plain values. The requests it sends are built by
+// accel/ipc/control_requests.h. Decoding is pure, so tests check it without
+// a socket.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -42,17 +41,6 @@ struct DaemonReply {
   std::string message;
   std::optional<JobView> job;  // set when the reply carries a JobInfo
 };
-
-std::vector<std::uint8_t> encodeJobRequest(std::uint32_t job_id);
-
-enum class TaskEvent { kStarted, kExited };
-std::vector<std::uint8_t> encodeTaskRequest(std::uint32_t job_id, std::uint32_t step_id, pid_t pid,
-                                            std::uint64_t start_ticks, TaskEvent event,
-                                            int exit_status);
-
-enum class StepEvent { kStarted, kEnded };
-std::vector<std::uint8_t> encodeStepRequest(std::uint32_t job_id, std::uint32_t step_id,
-                                            StepEvent event, int exit_code);
 
 // Verifies and reads a Reply. kParse for bytes that are not a valid Reply.
 Result<DaemonReply> decodeReply(std::span<const std::uint8_t> bytes);

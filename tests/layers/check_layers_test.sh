@@ -2,7 +2,10 @@
 # scripts/check-layers on small trees made here: it accepts a tree that follows its map, and
 # refuses, naming file and line, an include of a header of a folder the area may not use, a
 # Slurm header or ${SLURM_LIBRARY} outside slurm/, a link to a target of such a folder, a file
-# in no area, and an exception nothing needs any more.
+# in no area, and an exception nothing needs any more. With --build, on a small CMake project
+# configured here: it accepts a link graph that follows the map (links brought by other links
+# included), and refuses a link, or libslurm, that reaches a target through a variable, which the
+# text of the CMake files does not show.
 set -euo pipefail
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 check=$here/../../scripts/check-layers
@@ -112,6 +115,102 @@ EOF2
 case_ no_reason 2 "an exception needs a reason" <<'EOF2'
 echo 'allow agent slurm' >>scripts/layers.map
 EOF2
+
+# --- --build: the link graph of a configured CMake project ------------------------------------
+# pput FILE: writes stdin into the project tree.
+pput() {
+    mkdir -p "$(dirname "$work/proj/$1")"
+    cat >"$work/proj/$1"
+}
+pput scripts/layers.map <<'EOF2'
+area common -
+area agent common
+area slurm common
+root agentd agent/main.c : slurm/jobs
+tests tests/unit agent
+EOF2
+pput CMakeLists.txt <<'EOF2'
+cmake_minimum_required(VERSION 3.25)
+project(x C)
+set(SLURM_LIBRARY ${CMAKE_CURRENT_SOURCE_DIR}/fake/libslurm.so CACHE FILEPATH "libslurm")
+function(unit_test name)
+  cmake_parse_arguments(T "" "" "LIBS" ${ARGN})
+  add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/t.c)
+  target_link_libraries(${name} PRIVATE ${T_LIBS})
+endfunction()
+add_subdirectory(common)
+add_subdirectory(agent)
+add_subdirectory(slurm/jobs)
+add_subdirectory(slurm/util)
+add_subdirectory(tests/unit)
+EOF2
+for f in common/c.c agent/a.c agent/main.c slurm/jobs/s.c slurm/util/u.c tests/unit/t.c; do
+    pput "$f" <<<'int main(void) { return 0; }'
+done
+pput common/CMakeLists.txt <<<'add_library(accel_common STATIC c.c)'
+pput agent/CMakeLists.txt <<'EOF2'
+add_library(accel_agent STATIC a.c)
+target_link_libraries(accel_agent PUBLIC accel_common)
+add_executable(agentd main.c)
+target_link_libraries(agentd PRIVATE accel_agent accel_slurm_jobs)
+EOF2
+# agentd may link slurm/jobs, not slurm/util nor libslurm: those come through accel_slurm_jobs.
+pput slurm/jobs/CMakeLists.txt <<'EOF2'
+add_library(accel_slurm_jobs STATIC s.c)
+target_link_libraries(accel_slurm_jobs PUBLIC accel_common accel_slurm_util PRIVATE ${SLURM_LIBRARY})
+EOF2
+pput slurm/util/CMakeLists.txt <<<'add_library(accel_slurm_util STATIC u.c)'
+pput tests/unit/CMakeLists.txt <<<'unit_test(agent_test LIBS accel_agent)'
+
+# bcase NAME EXPECTED-EXIT EXPECTED-TEXT: a copy of the project, changed by stdin, configured
+# (without the file API's query: check-layers writes it and runs cmake itself), checked with
+# --build; the text check alone must pass on it.
+bcase() {
+    local name=$1 want=$2 text=$3 out rc=0 plain prc=0
+    cp -r "$work/proj" "$work/$name"
+    (cd "$work/$name" && bash)
+    if ! out=$(cmake -S "$work/$name" -B "$work/$name-build" -G Ninja 2>&1); then
+        printf 'check_layers_test: FAIL: %s: cmake failed:\n%s\n' "$name" "$out" >&2
+        failures=$((failures + 1))
+        return
+    fi
+    plain=$(python3 "$check" --root "$work/$name" 2>&1) || prc=$?
+    out=$(python3 "$check" --root "$work/$name" --build "$work/$name-build" 2>&1) || rc=$?
+    if ((prc != 0)) || ((rc != want)) || ! grep -qF -- "$text" <<<"$out" ||
+        ! grep -qF "running cmake" <<<"$out"; then
+        printf 'check_layers_test: FAIL: %s: exit %d (wanted %d), output:\n%s\ntext check alone: exit %d:\n%s\n' \
+            "$name" "$rc" "$want" "$out" "$prc" "$plain" >&2
+        failures=$((failures + 1))
+    else
+        printf 'check_layers_test: ok: %s\n' "$name"
+    fi
+}
+
+bcase build_clean 0 "includes and links (and the link graph of $work/build_clean-build) follow" <<<':'
+bcase build_variable_link 1 "common/CMakeLists.txt: target accel_common_more links accel_agent (defined in agent/, linked at common/CMakeLists.txt:4): area common may not use agent" <<'EOF2'
+printf 'set(up accel_agent)\nadd_library(accel_common_more STATIC c.c)\ntarget_link_libraries(accel_common_more PRIVATE ${up})\n' >>common/CMakeLists.txt
+EOF2
+bcase build_variable_libslurm 1 "tests/unit/CMakeLists.txt: target agent_slurm_test links $work/build_variable_libslurm/fake/libslurm.so (libslurm; itself or through a static library): area tests/unit may not use libslurm" <<'EOF2'
+printf 'set(extra ${SLURM_LIBRARY})\nunit_test(agent_slurm_test LIBS accel_agent ${extra})\n' >>tests/unit/CMakeLists.txt
+EOF2
+
+# The reply, once there, is read again without running cmake; a build of another tree is refused.
+rc=0
+out=$(python3 "$check" --root "$work/build_clean" --build "$work/build_clean-build" 2>&1) || rc=$?
+if ((rc != 0)) || grep -qF "running cmake" <<<"$out"; then
+    printf 'check_layers_test: FAIL: second run: exit %d, output:\n%s\n' "$rc" "$out" >&2
+    failures=$((failures + 1))
+else
+    echo 'check_layers_test: ok: build_reply_kept'
+fi
+rc=0
+out=$(python3 "$check" --root "$work/base" --build "$work/build_clean-build" 2>&1) || rc=$?
+if ((rc != 2)) || ! grep -qF "is a build of $work/build_clean, not of $work/base" <<<"$out"; then
+    printf 'check_layers_test: FAIL: other tree: exit %d, output:\n%s\n' "$rc" "$out" >&2
+    failures=$((failures + 1))
+else
+    echo 'check_layers_test: ok: build_of_another_tree'
+fi
 
 if ((failures > 0)); then
     echo "check_layers_test: $failures cases failed" >&2

@@ -10,12 +10,19 @@ namespace accel::agent {
 
 using nlohmann::json;
 
+namespace {
+// The record's "format". Fields are only ever added (a missing one reads as
+// its default, an unknown one is ignored); a change an older reader would
+// misread needs a new format, which this reader refuses.
+constexpr uint32_t kRecordFormat = 1;
+}  // namespace
+
 std::string encodeRecord(const JobRecord& r) {
   const auto& s = r.spec;
   json env = json::array();
   for (const auto& [k, v] : r.env) env.push_back({k, v});
   json j = {
-      {"format", 1},
+      {"format", kRecordFormat},
       {"job_id", s.job_id},
       {"uid", s.uid},
       {"gid", s.gid},
@@ -145,6 +152,10 @@ Result<JobRecord> decodeRecord(std::string_view text) {
   JobRecord r;
   try {
     Reader in{j};
+    // Every record written so far is format 1; none lacks the key, but a
+    // record without it is read as format 1.
+    if (in.integer<uint32_t>("format", kRecordFormat) != kRecordFormat)
+      throw std::invalid_argument("format is not " + std::to_string(kRecordFormat));
     auto& s = r.spec;
     s.job_id = in.integer<uint32_t>("job_id");
     s.uid = in.integer<uid_t>("uid");

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace accel::aggregator {
 namespace {
@@ -439,6 +441,99 @@ TEST(Summary, StateWithoutTheNewerFieldsIsRead) {
   EXPECT_EQ(commentDueNs(*old, 300 * kSec), 0) << "its wait began before anyone timed it: due";
   mergeEvent(*old, "n2", EpilogFinished{42});
   EXPECT_TRUE(old->complete());
+}
+
+// States exactly as earlier aggregators stored them in jobs.state
+// (data/job_states/, whose README.md names the commit of each writer). File
+// N holds the fields of files 1..N-1 and those its commit added, with the
+// same values throughout; its job id is 5300 + N.
+constexpr const char* kStateDir = ACCEL_SOURCE_DIR "/tests/unit/aggregator/data/job_states/";
+constexpr const char* kStateFiles[] = {"01-e9fe10f.json", "02-1973ecd.json", "03-84d6b70.json",
+                                       "04-87a19fe.json", "05-533f778.json", "06-fdd853d.json"};
+
+std::string stateFile(const std::string& name) {
+  std::ifstream in(std::string(kStateDir) + name, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+using Nodes = std::set<std::string>;
+
+// What a state of shape `n` must read as: the stored value of every field it
+// has, the default of every later one.
+void expectStateOfShape(const JobSummary& s, int n) {
+  SCOPED_TRACE("shape " + std::to_string(n));
+  EXPECT_EQ(s.job_id, static_cast<uint32_t>(5300 + n));
+  EXPECT_EQ(s.result, JobResult::kFailed);
+  EXPECT_EQ(s.accel_kind, "ipu");
+  EXPECT_EQ(s.accel_count, 4u);
+  EXPECT_EQ(s.partition, "pod");
+  EXPECT_EQ(s.nodes, (Nodes{"sbn1", "sbn2"}));
+  EXPECT_EQ(s.epilog_nodes, (Nodes{"sbn1", "sbn2"}));
+  EXPECT_EQ(s.cleanup_failed, (Nodes{"sbn2"}));
+  EXPECT_EQ(s.node_count, 2u);
+  EXPECT_EQ(s.appliance_s, (std::map<std::string, uint64_t>{{"sbn1", 50}}));
+  EXPECT_EQ(s.appliance_limit_s, 3600u);
+  EXPECT_EQ(s.surrogate_steps, (std::set<uint32_t>{3, 4}));
+  // 1973ecd: devices, the node list, the first epilog.
+  using Counts = std::map<std::string, uint32_t>;
+  using Texts = std::map<std::string, std::string>;
+  using Runs = std::map<uint32_t, std::map<std::string, uint64_t>>;
+  EXPECT_EQ(s.local_devices, (n >= 2 ? Counts{{"sbn1", 0}} : Counts{}));
+  EXPECT_EQ(s.partition_devices, (n >= 2 ? Nodes{"p42:0", "p42:1", "p42:2", "p42:3"} : Nodes{}));
+  EXPECT_EQ(s.node_list, n >= 2 ? "sbn[1-2]" : "");
+  EXPECT_EQ(s.listed_nodes, (n >= 2 ? Nodes{"sbn1", "sbn2"} : Nodes{}));
+  EXPECT_EQ(s.first_epilog_ns, n >= 2 ? 1763800100000000000 : 0);
+  // 84d6b70, 87a19fe, 533f778.
+  EXPECT_EQ(s.errors, (n >= 3 ? Texts{{"sbn2", "vipu: partition p42 busy"}} : Texts{}));
+  EXPECT_EQ(s.later_nodes, (n >= 4 ? Nodes{"sbn3"} : Nodes{}));
+  EXPECT_EQ(s.limit_unmeasured, (n >= 5 ? Nodes{"sbn2"} : Nodes{}));
+  // fdd853d: requeued runs.
+  EXPECT_EQ(s.restarts, n >= 6 ? 1u : 0u);
+  EXPECT_EQ(s.run_appliance_s, (n >= 6 ? Runs{{0, {{"sbn1", 20}}}, {1, {{"sbn1", 50}}}} : Runs{}));
+  EXPECT_EQ(s.node_run, (n >= 6 ? Counts{{"sbn1", 1}, {"sbn2", 1}} : Counts{}));
+  EXPECT_TRUE(s.complete());
+}
+
+TEST(SummaryState, EveryEarlierShapeIsReadWithItsValues) {
+  int n = 0;
+  for (const char* file : kStateFiles) {
+    ++n;
+    const std::string text = stateFile(file);
+    ASSERT_FALSE(text.empty()) << file;
+    auto s = fromStateJson(text);
+    ASSERT_TRUE(s.ok()) << file << ": " << s.error().message();
+    expectStateOfShape(*s, n);
+    auto again = fromStateJson(toStateJson(*s));
+    ASSERT_TRUE(again.ok()) << file;
+    EXPECT_EQ(*again, *s) << file;
+  }
+}
+
+// The newest file is what this version stores, byte for byte. When the
+// writer changes, add a file of the new shape (and keep the old ones).
+TEST(SummaryState, TheNewestFileIsWhatThisVersionWrites) {
+  const std::string text = stateFile(std::end(kStateFiles)[-1]);
+  auto s = fromStateJson(text);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(toStateJson(*s), text);
+}
+
+// A key this version does not know (a later aggregator's) is ignored; a
+// known key of the wrong type is an error.
+TEST(SummaryState, UnknownKeysAreIgnoredWrongTypesRefused) {
+  const std::string text = stateFile(std::end(kStateFiles)[-1]);
+  ASSERT_EQ(text.front(), '{');
+  auto later = fromStateJson(R"({"a_later_field":{"x":[1,null]},"zz_later":"y",)" + text.substr(1));
+  ASSERT_TRUE(later.ok()) << later.error().message();
+  expectStateOfShape(*later, static_cast<int>(std::size(kStateFiles)));
+  EXPECT_EQ(toStateJson(*later), text) << "unknown keys are not kept";
+  // Placed last: of a repeated key, the last is read.
+  const std::string head = text.substr(0, text.size() - 1);
+  EXPECT_FALSE(fromStateJson(head + R"(,"node_list":7})").ok());
+  EXPECT_FALSE(fromStateJson(head + R"(,"errors":["x"]})").ok());
+  EXPECT_FALSE(fromStateJson(head + R"(,"nodes":"sbn1"})").ok());
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 namespace accel::fabric {
 namespace {
 
@@ -132,6 +135,68 @@ TEST(FabricLedger, RecordsMustAgree) {
       "job 1: nic eth3 appears twice");
   expectRefused(doc(eth3, job1 + R"(,{"job":2,"nics":[{"nic":"eth3","address":"10.9.0.2/24"}]})"),
                 "address 10.9.0.2/24 is held twice");
+}
+
+// Ledgers exactly as earlier versions wrote them (data/ledger/, whose
+// README.md names the commit of the writer). Version 1 is the only shape so
+// far; the newest file is also what this version writes, byte for byte.
+std::string ledgerFile(const std::string& name) {
+  std::ifstream in(ACCEL_SOURCE_DIR "/tests/unit/fabric/data/ledger/" + name, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(FabricLedger, EarlierVersionsAreRead) {
+  const std::string text = ledgerFile("01-68dcc1d.json");
+  ASSERT_FALSE(text.empty());
+  auto ledger = decodeLedger(text);
+  ASSERT_TRUE(ledger.ok()) << ledger.error().message();
+  ASSERT_EQ(ledger->nics.size(), 2u);
+  const LedgerNic& hsn0 = ledger->nics[0];
+  EXPECT_EQ(hsn0.name, "hsn0");
+  EXPECT_EQ(hsn0.ifindex, 7);
+  EXPECT_EQ(hsn0.original_mtu, 1500u);
+  EXPECT_TRUE(hsn0.original_up);
+  EXPECT_FALSE(hsn0.original_promote_secondaries);
+  EXPECT_EQ(hsn0.routes, (std::vector<Ipv4Cidr>{*parseCidr("10.20.0.0/16")}));
+  const LedgerNic& ib = ledger->nics[1];
+  EXPECT_EQ(ib.name, "ibp65s0");
+  EXPECT_EQ(ib.ifindex, 9);
+  EXPECT_EQ(ib.original_mtu, 4092u);
+  EXPECT_FALSE(ib.original_up);
+  EXPECT_TRUE(ib.original_promote_secondaries);
+  EXPECT_TRUE(ib.routes.empty());
+  ASSERT_EQ(ledger->jobs.size(), 2u);
+  EXPECT_EQ(ledger->jobs[0],
+            (LedgerJob{4201, {{"hsn0", *parseCidr("10.9.0.105/24")}, {"ibp65s0", std::nullopt}}}));
+  EXPECT_EQ(ledger->jobs[1], (LedgerJob{4202, {{"hsn0", *parseCidr("10.9.0.106/24")}}}));
+  EXPECT_EQ(ledger->users("hsn0"), 2u);
+  EXPECT_EQ(encodeLedger(*ledger), text);
+
+  const std::string empty_text = ledgerFile("02-68dcc1d-empty.json");
+  auto empty = decodeLedger(empty_text);
+  ASSERT_TRUE(empty.ok()) << empty.error().message();
+  EXPECT_EQ(*empty, Ledger{});
+  EXPECT_EQ(encodeLedger(*empty), empty_text);
+}
+
+// A key this version does not know, or a later version number, is refused:
+// teardown must not undo what it half understands.
+TEST(FabricLedger, ALaterVersionsLedgerIsRefused) {
+  const std::string text = ledgerFile("01-68dcc1d.json");
+  ASSERT_EQ(text.substr(0, 2), "{\n");
+  expectRefused("{\n \"owner\": \"later\",\n" + text.substr(2), "unknown key");
+  std::string nic_key = text;
+  const auto at = nic_key.find("\"ifindex\": 9,");
+  ASSERT_NE(at, std::string::npos);
+  nic_key.insert(at, "\"queues\": 8, ");
+  expectRefused(nic_key, "nic has an unknown key");
+  std::string version2 = text;
+  const auto v = version2.find("\"version\": 1");
+  ASSERT_NE(v, std::string::npos);
+  version2.replace(v, 12, "\"version\": 2");
+  expectRefused(version2, "version is not 1");
 }
 
 }  // namespace

@@ -112,7 +112,9 @@ inline constexpr size_t kMaxSurrogateStepsPerJob = 64;
 std::vector<uint32_t> sparedSteps(const JobRecord& record);
 
 // JSON text of a record (stable keys; unknown keys are ignored on read so a
-// newer daemon can read an older record and the reverse).
+// newer daemon can read an older record and the reverse; a key added since the
+// first version reads as its default when missing; a record of a format
+// other than 1 is refused). The rules for changing it: schemas/README.md.
 std::string encodeRecord(const JobRecord& record);
 Result<JobRecord> decodeRecord(std::string_view text);
 

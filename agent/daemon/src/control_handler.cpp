@@ -215,16 +215,9 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
   // The node list names nodes as Slurm does (NodeName), and so does
   // SLURMD_NODENAME; the host name stands in only when the hook gave none.
   if (spec.node.empty()) spec.node = ctx.node_name;
-  // Found before the prolog, which fails with the same message: nothing of
-  // slurmctld is asked for a job that cannot run here.
+  // Found before the prolog, which fails with the same message. An IPU job's
+  // task count is the plugin's (SPANK_ACCEL_NTASKS); without it, one GCD.
   const auto kind_fault = ctx.manager->kindFault(spec);
-  if (spec.ipus > 0 && spec.ntasks == 0 && ctx.tasks_on_node && !kind_fault &&
-      agent::leadsJob(spec)) {
-    // One GCD per task; when slurmctld cannot say, the job still runs, with one GCD.
-    // Only the leader makes the partition; the others take the GCDs it has.
-    auto n = ctx.tasks_on_node(spec.job_id);
-    spec.ntasks = n.ok() ? *n : 1;
-  }
   if (spec.restart_count > 0 && spec.appliance_time_sec > 0 && ctx.earlier_runs_used_ns) {
     auto used = ctx.earlier_runs_used_ns(spec.job_id);
     if (used.ok()) {

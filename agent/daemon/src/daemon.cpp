@@ -282,9 +282,6 @@ void Daemon::makeHandlerContext() {
       return earlierRunsUsedNsFromAccounting(
           job_id, static_cast<int>(std::clamp<int64_t>(quarter_ms, 250, 5000)));
     };
-  // No task count from slurmctld: the plugin exports it with the job's
-  // options (SPANK_ACCEL_NTASKS), and a job without it gets one GCD. The
-  // prolog's time is the hook's, not a round trip's.
   // Off the hook's path: a worker thread asks slurmctld, through a child
   // process that is killed after 10 s.
   drainer_ = std::make_unique<NodeDrainer>(

@@ -43,9 +43,6 @@ struct HandlerContext {
   std::string version;
   std::string config_path;
   int64_t started_ns = 0;
-  // Tasks of a job on this node, asked of slurmctld for IPU jobs whose
-  // prolog request does not carry the count. Unset: one task.
-  std::function<Result<uint32_t>(uint32_t job_id)> tasks_on_node;
   // Where job events go (the outbox); unset: nowhere. Never blocks.
   std::function<void(const event::Event&)> emit;
   // What the earlier runs of a requeued job used of its appliance time limit

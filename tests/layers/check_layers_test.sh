@@ -31,9 +31,9 @@ EOF2
 put common/include/accel/common/result.h <<<'#pragma once'
 put common/CMakeLists.txt <<<'add_library(accel_common STATIC src/result.cpp)'
 put agent/api/include/accel/agent/presence.h <<<'#include "accel/common/result.h"'
-put agent/include/accel/agent/daemon.h <<<'#include "accel/agent/presence.h"'
+put agent/include/accel/agent/agentd.h <<<'#include "accel/agent/presence.h"'
 put agent/src/main.cpp <<'EOF2'
-#include "accel/agent/daemon.h"
+#include "accel/agent/agentd.h"
 #include "accel/slurm/jobs.h"
 EOF2
 put agent/ctl/hook.cpp <<<'#include "accel/spank/job_env.h"'
@@ -60,7 +60,7 @@ target_link_libraries(accel_slurm_jobs PRIVATE ${SLURM_LIBRARY} accel_common)
 EOF2
 put slurm/spank/CMakeLists.txt <<<'add_library(accel_spank STATIC src/job_env.cpp)'
 
-put tests/unit/agent/daemon_test.cpp <<<'#include "accel/agent/daemon.h"'
+put tests/unit/agent/agentd_test.cpp <<<'#include "accel/agent/agentd.h"'
 put tests/unit/agent/CMakeLists.txt <<<'accel_unit_test(agent_test SOURCES daemon_test.cpp LIBS accel_agent LABELS tsan)'
 
 # case NAME EXPECTED-EXIT EXPECTED-TEXT: a copy of the base tree, changed by stdin (a bash
@@ -79,17 +79,17 @@ case_() {
 }
 
 case_ clean 0 "includes and links follow" <<<':'
-case_ upward_include 1 "common/src/result.cpp:2: includes accel/agent/daemon.h" <<'EOF2'
-mkdir -p common/src && printf '#include "accel/common/result.h"\n#include "accel/agent/daemon.h"\n' >common/src/result.cpp
+case_ upward_include 1 "common/src/result.cpp:2: includes accel/agent/agentd.h" <<'EOF2'
+mkdir -p common/src && printf '#include "accel/common/result.h"\n#include "accel/agent/agentd.h"\n' >common/src/result.cpp
 EOF2
-case_ interface_only 1 "slurm/src/jobs.cpp:3: includes accel/agent/daemon.h (agent/include/accel/agent/daemon.h): area slurm may not use agent" <<'EOF2'
-echo '#include "accel/agent/daemon.h"' >>slurm/src/jobs.cpp
+case_ interface_only 1 "slurm/src/jobs.cpp:3: includes accel/agent/agentd.h (agent/include/accel/agent/agentd.h): area slurm may not use agent" <<'EOF2'
+echo '#include "accel/agent/agentd.h"' >>slurm/src/jobs.cpp
 EOF2
 case_ slurm_header 1 "agent/src/daemon.cpp:1: includes Slurm's header slurm/slurmdb.h" <<'EOF2'
 echo '#include <slurm/slurmdb.h>' >agent/src/daemon.cpp
 EOF2
-case_ slurm_compat 1 "tests/unit/agent/daemon_test.cpp:2: includes Slurm's header accel/slurm/slurm_compat.h" <<'EOF2'
-echo '#include "accel/slurm/slurm_compat.h"' >>tests/unit/agent/daemon_test.cpp
+case_ slurm_compat 1 "tests/unit/agent/agentd_test.cpp:2: includes Slurm's header accel/slurm/slurm_compat.h" <<'EOF2'
+echo '#include "accel/slurm/slurm_compat.h"' >>tests/unit/agent/agentd_test.cpp
 EOF2
 case_ not_a_root 1 "agent/src/daemon.cpp:1: includes accel/slurm/jobs.h" <<'EOF2'
 echo '#include "accel/slurm/jobs.h"' >agent/src/daemon.cpp

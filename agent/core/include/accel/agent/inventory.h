@@ -1,7 +1,7 @@
 #pragma once
 // The node's accelerators and NICs as the job manager needs them: names to
 // hand to tasks, and the distances used to choose devices. Built once from
-// the topology (see agent/daemon), replaced whole on reload.
+// the topology (see agent/agentd), replaced whole on reload.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -11,6 +11,7 @@
 #include "accel/common/clock.h"
 #include "accel/common/log.h"
 #include "accel/common/text.h"
+#include "accel/ipc/control_verify.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::agentd {
@@ -554,20 +555,9 @@ const Route* routeOf(fb::RequestBody kind) {
 
 Dispatched dispatchRequest(const HandlerContext& ctx, const Caller& caller,
                            std::span<const uint8_t> bytes) {
-  flatbuffers::Verifier::Options opts;
-  opts.max_depth = 16;
-  opts.max_tables = 4096;
-  flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
-  if (!fb::VerifyRequestBuffer(v))
-    return replied(simple(fb::Outcome::BadRequest, "request failed verification"));
-  const auto* req = fb::GetRequest(bytes.data());
-  if (req->version() != 1)
-    return replied(simple(fb::Outcome::BadRequest,
-                          "unsupported request version " + std::to_string(req->version())));
-  // The verifier accepts a union whose type is set but whose table is absent;
-  // every handler reads the table, so refuse that here, once.
-  if (req->body() == nullptr)
-    return replied(simple(fb::Outcome::BadRequest, "request has no body"));
+  auto verified = ipc::verifyRequest(bytes);
+  if (!verified.ok()) return replied(simple(fb::Outcome::BadRequest, verified.error().message()));
+  const fb::Request* req = *verified;
   const Route* route = routeOf(req->body_type());
   if (route == nullptr) return replied(simple(fb::Outcome::BadRequest, "unknown request kind"));
   if (route->admin_only && !isAdmin(ctx, caller))

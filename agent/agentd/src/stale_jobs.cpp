@@ -1,11 +1,10 @@
 #include "accel/agentd/stale_jobs.h"
 
-#include <flatbuffers/flatbuffers.h>
-
 #include <thread>
 
 #include "accel/common/log.h"
 #include "accel/ipc/control_requests.h"
+#include "accel/ipc/control_verify.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::agentd {
@@ -21,13 +20,14 @@ void clean(const HandlerContext& ctx, const agent::JobRecord& rec, StaleSweep& s
       " is over in Slurm but its epilog never reached the agent; cleaning what its prolog made");
   auto bytes = ipc::encodeEpilogRequest(rec.spec.job_id, rec.spec.uid);
   auto reply = handleRequest(ctx, Caller{.uid = 0, .pid = 0}, bytes);
-  const auto* r = flatbuffers::GetRoot<fb::Reply>(reply.data());
-  if (r->outcome() == fb::Outcome::Ok) {
+  auto verified = ipc::verifyReply(reply);
+  const fb::Reply* r = verified.ok() ? *verified : nullptr;
+  if (r != nullptr && r->outcome() == fb::Outcome::Ok) {
     ++sweep.cleaned;
   } else {
     ++sweep.failed;
     log::error("stale jobs: " + job +
-               ": cleaning failed: " + (r->message() ? r->message()->str() : ""));
+               ": cleaning failed: " + (r && r->message() ? r->message()->str() : ""));
   }
 }
 

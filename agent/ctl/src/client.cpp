@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "accel/ipc/control_socket.h"
+#include "accel/ipc/control_verify.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::ctl {
@@ -39,8 +40,7 @@ Result<std::vector<uint8_t>> callOnce(const AccelConfig& config,
   ACCEL_TRY(conn);
   auto reply = ipc::call(*conn, request.data(), request.size(), timeout);
   ACCEL_TRY(reply);
-  flatbuffers::Verifier v(reply->data(), reply->size());
-  if (!v.VerifyBuffer<control::Reply>(nullptr))
+  if (!ipc::verifyReply(*reply).ok())
     return Error(ErrorCode::kParse, "the daemon's reply failed verification");
   return reply;
 }

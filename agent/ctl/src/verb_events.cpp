@@ -6,6 +6,7 @@
 #include "accel/ctl/client.h"
 #include "accel/ctl/hints.h"
 #include "accel/ipc/control_requests.h"
+#include "accel/ipc/control_verify.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::ctl {
@@ -60,12 +61,12 @@ int eventsThroughAgent(const EventsArgs& args, const GlobalOptions& g, const Cli
       io.err("accelctl: events: " + msg.error().message());
       return exitForCallError(msg.error());
     }
-    flatbuffers::Verifier v(msg->data(), msg->size());
-    if (!v.VerifyBuffer<fb::Reply>(nullptr)) {
+    auto verified = ipc::verifyReply(*msg);
+    if (!verified.ok()) {
       io.err("accelctl: events: the agent's reply failed verification");
       return kNodeFault;
     }
-    const auto* r = flatbuffers::GetRoot<fb::Reply>(msg->data());
+    const fb::Reply* r = *verified;
     if (r->outcome() != fb::Outcome::Ok) {
       io.err("accelctl: events: " + (r->message() ? r->message()->str() : std::string("refused")));
       return exitFor(r->outcome());

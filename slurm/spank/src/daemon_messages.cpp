@@ -1,5 +1,6 @@
 #include "accel/spank/daemon_messages.h"
 
+#include "accel/ipc/control_verify.h"
 #include "accel/schemas/control_generated.h"
 
 namespace accel::spank {
@@ -53,13 +54,9 @@ JobView jobViewOf(const fb::JobInfo& info) {
 }  // namespace
 
 Result<DaemonReply> decodeReply(std::span<const std::uint8_t> bytes) {
-  flatbuffers::Verifier::Options opts;
-  opts.max_depth = 16;
-  opts.max_tables = 4096;
-  flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
-  if (bytes.empty() || !v.VerifyBuffer<fb::Reply>(nullptr))
-    return Error(ErrorCode::kParse, "accel-agentd's reply failed verification");
-  const auto* r = flatbuffers::GetRoot<fb::Reply>(bytes.data());
+  auto verified = ipc::verifyReply(bytes);
+  if (!verified.ok()) return Error(ErrorCode::kParse, "accel-agentd's reply failed verification");
+  const fb::Reply* r = *verified;
   DaemonReply out;
   out.outcome = outcomeOf(r->outcome());
   out.message = str(r->message());

@@ -24,6 +24,7 @@
 #include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/inventory_builder.h"
 #include "accel/agentd/job_clock.h"
+#include "accel/agentd/outbox_options.h"
 #include "accel/agentd/slurm_jobs.h"
 #include "accel/agentd/stale_jobs.h"
 #include "accel/agentd/task_signals.h"
@@ -240,7 +241,7 @@ Status Daemon::startJobManager() {
 }
 
 Status Daemon::startEvents() {
-  auto opts = event::outboxOptionsFrom(config_, shortHostname());
+  auto opts = outboxOptionsFrom(config_, shortHostname());
   if (!opts.ok()) return opts.error().context("event outbox (" + options_.config_path + ")");
   opts->on_refused = [](const event::Nack& n) {
     log::warning("events: the aggregator refused event " + std::to_string(n.seq) + " of epoch " +

@@ -5,7 +5,7 @@
 //
 // Wiring in accel-agentd (one outbox per daemon, created after the config is
 // read and before the control socket serves):
-//   auto outbox = event::Outbox::start(event::outboxOptionsFrom(config, node_name));
+//   auto outbox = event::Outbox::start(options);  // agentd::outboxOptionsFrom(config, node)
 //   if (!outbox.ok()) -> log and exit (a broken spool dir is a node fault)
 //   (*outbox)->publish(event::AgentStarted{.version = ACCEL_VERSION, .jobs_recovered = n});
 //   (*outbox)->stats() -> STATUS= and `accelctl status`.
@@ -23,7 +23,6 @@
 #include <string>
 #include <thread>
 
-#include "accel/common/config.h"
 #include "accel/common/result.h"
 #include "accel/events/codec.h"
 #include "accel/events/curve_keys.h"
@@ -163,12 +162,5 @@ class Outbox {
   std::unique_ptr<Sender> sender_;
   std::thread retry_thread_;
 };
-
-// Outbox options from accel.conf: AggregatorAddress (unset: events are only
-// spooled), AggregatorPublicKeyFile, NodeKeyFile (refused when group or
-// others can read it), the link's Aggregator* timings, EventSpoolDir
-// (default StateDir/spool) and EventSpoolMaxSize. Errors name the key file
-// or the keys at fault.
-Result<OutboxOptions> outboxOptionsFrom(const AccelConfig& config, const std::string& node);
 
 }  // namespace accel::event

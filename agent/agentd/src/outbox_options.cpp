@@ -1,9 +1,11 @@
-#include "accel/events/outbox.h"
+#include "accel/agentd/outbox_options.h"
 
-namespace accel::event {
+#include "accel/events/curve_keys.h"
 
-Result<OutboxOptions> outboxOptionsFrom(const AccelConfig& config, const std::string& node) {
-  OutboxOptions o;
+namespace accel::agentd {
+
+Result<event::OutboxOptions> outboxOptionsFrom(const AccelConfig& config, const std::string& node) {
+  event::OutboxOptions o;
   o.node = node;
   o.spool_dir = config.event_spool_dir.value_or(config.state_dir + "/spool");
   o.spool_max_bytes = config.event_spool_max_size;
@@ -17,13 +19,13 @@ Result<OutboxOptions> outboxOptionsFrom(const AccelConfig& config, const std::st
   o.tcp_keepalive = config.aggregator_tcp_keepalive;
   if (!config.aggregator_address) return o;
   o.endpoint = *config.aggregator_address;
-  auto server = loadPublicKey(config.aggregator_public_key_file);
+  auto server = event::loadPublicKey(config.aggregator_public_key_file);
   if (!server.ok()) return server.error().context("AggregatorPublicKeyFile");
   o.server_public_key = *server;
-  auto mine = loadSecretKey(config.node_key_file);
+  auto mine = event::loadSecretKey(config.node_key_file);
   if (!mine.ok()) return mine.error().context("NodeKeyFile");
   o.client_keys = *mine;
   return o;
 }
 
-}  // namespace accel::event
+}  // namespace accel::agentd

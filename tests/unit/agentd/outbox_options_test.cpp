@@ -1,11 +1,12 @@
 // accel.conf's link keys reach the outbox as written, with their defaults
 // when left out.
+#include "accel/agentd/outbox_options.h"
+
 #include <gtest/gtest.h>
 
 #include "accel/common/config.h"
-#include "accel/events/outbox.h"
 
-namespace accel::event {
+namespace accel::agentd {
 namespace {
 
 TEST(OutboxOptionsTest, LinkKeysOfAccelConfReachTheOutbox) {
@@ -35,4 +36,4 @@ TEST(OutboxOptionsTest, LeftOutLinkKeysTakeTheirDocumentedDefaults) {
 }
 
 }  // namespace
-}  // namespace accel::event
+}  // namespace accel::agentd

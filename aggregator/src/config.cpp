@@ -41,8 +41,9 @@ ConfigSchema makeSchema() {
            .type = ValueType::kPath,
            .default_value = "/etc/accel-agent/nodes",
            .help = "Directory of node public keys, one NODE.pub per node. Only these keys may "
-                   "connect, and each may send events only under its own node name. Read at every "
-                   "connection, so adding a node needs no restart.",
+                   "connect, and each may send events only under its own node name. Read at start "
+                   "and again on SIGHUP (`systemctl reload accel-aggregatord`), so adding a node "
+                   "needs no restart.",
            .store = storeIn<&C::allow_list_dir>},
           {.name = "Database",
            .type = ValueType::kPath,

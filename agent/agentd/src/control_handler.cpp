@@ -142,7 +142,7 @@ std::string badText(const agent::JobRequestSpec& s) {
 }
 
 void emit(const HandlerContext& ctx, const event::Event& e) {
-  if (ctx.emit) ctx.emit(e);
+  if (ctx.events != nullptr) ctx.events->emit(e);
 }
 
 int64_t monoUs() { return monoNs() / 1000; }
@@ -193,11 +193,11 @@ void noteNodeFault(const HandlerContext& ctx, const std::string& message) {
 std::vector<uint8_t> configFault(const HandlerContext& ctx, const agent::JobRequestSpec& spec,
                                  const agent::KindFault& fault) {
   const std::string job = "prolog: job " + std::to_string(spec.job_id) + ": ";
-  const bool drains = static_cast<bool>(ctx.drain_node);
+  const bool drains = ctx.drainer != nullptr;
   log::error(job + fault.message +
              (drains ? " (the job fails; this node is drained)" : " (the job fails)"));
   if (ctx.health) ctx.health->configFault(fault.fault + (drains ? "; this node is drained" : ""));
-  if (drains) ctx.drain_node(spec.job_id, spec.node, fault.drainReason());
+  if (drains) ctx.drainer->drainOnce(spec.job_id, spec.node, fault.drainReason());
   FlatBufferBuilder fbb(512);
   auto message = fbb.CreateString(fault.message);
   fb::ReplyBuilder b(fbb);
@@ -292,10 +292,9 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
 }
 
 flatbuffers::Offset<fb::EventsStatus> eventsStatus(FlatBufferBuilder& fbb,
-                                                   const HandlerContext& ctx) {
-  if (!ctx.outbox_stats) return 0;
-  const auto s = ctx.outbox_stats();
-  return fb::CreateEventsStatusDirect(fbb, ctx.aggregator.c_str(), s.link_up, s.backlog,
+                                                   const std::string& aggregator,
+                                                   const event::OutboxStats& s) {
+  return fb::CreateEventsStatusDirect(fbb, aggregator.c_str(), s.link_up, s.backlog,
                                       s.spooled_bytes, s.sent, s.acked, s.dropped_telemetry,
                                       s.dropped_lifecycle, s.reconnects, s.held, s.io_errors);
 }
@@ -363,13 +362,15 @@ std::vector<uint8_t> onStatus(const HandlerContext& ctx, const Caller& caller) {
   for (const auto& e : health.errors)
     timed.push_back(
         fb::CreateTimedErrorDirect(fbb, e.at_ns, faultFor(ctx, caller, e.message).c_str()));
-  auto events = eventsStatus(fbb, ctx);
-  const std::string events_line = ctx.outbox_stats ? event::describe(ctx.outbox_stats()) : "";
+  // One reading of the stream's counters, for both the figures and the line.
+  const auto stream = ctx.events != nullptr ? ctx.events->stats() : std::nullopt;
+  auto events = stream ? eventsStatus(fbb, ctx.events->aggregator(), *stream) : 0;
+  const std::string events_line = stream ? event::describe(*stream) : "";
   auto info = fb::CreateStatusInfoDirect(
       fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns, jobs,
       static_cast<uint32_t>(st.devices_total), static_cast<uint32_t>(st.devices_in_use),
       ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
-      ctx.outbox_stats ? events_line.c_str() : nullptr, &use, health.config_loaded_ns,
+      stream ? events_line.c_str() : nullptr, &use, health.config_loaded_ns,
       health.config_error.c_str(), &controllers, events, &timed);
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo,
                                            info.Union()));

@@ -92,6 +92,37 @@ log::Level levelOf(AccelConfig::LogLevel l) {
   return log::Level::kInfo;
 }
 
+// A lifecycle event the spool cannot take is logged, not fatal: the job
+// itself must not fail because accounting is behind.
+void publishOrLog(event::Outbox& outbox, const event::Event& e) {
+  auto s = outbox.publish(e);
+  if (!s.ok())
+    log::warning(std::string("events: ") + event::kindName(e) + " of job " +
+                 std::to_string(event::jobIdOf(e)) + " not spooled: " + s.error().message());
+}
+
+// The handlers' job events: to the outbox, except a surrogate step's report
+// beyond what its appliance job allows (the job's user sends those, as often
+// as they like).
+class OutboxEvents final : public JobEvents {
+ public:
+  OutboxEvents(event::Outbox& outbox, ApplianceService& appliance, std::string aggregator)
+      : outbox_(outbox), appliance_(appliance), aggregator_(std::move(aggregator)) {}
+  void emit(const event::Event& e) override {
+    if (const auto* step = std::get_if<event::StepStarted>(&e);
+        step && step->surrogate && !appliance_.eventAllowed(step->job_id))
+      return;
+    publishOrLog(outbox_, e);
+  }
+  std::optional<event::OutboxStats> stats() const override { return outbox_.stats(); }
+  std::string aggregator() const override { return aggregator_; }
+
+ private:
+  event::Outbox& outbox_;
+  ApplianceService& appliance_;
+  const std::string aggregator_;
+};
+
 Status addToEpoll(int epfd, int fd) {
   epoll_event ev{};
   ev.events = EPOLLIN;
@@ -294,19 +325,11 @@ void Daemon::makeHandlerContext() {
           health->nodeFault("drain: job " + std::to_string(job_id) + ": node " + node +
                             " not drained in Slurm: " + outcome.error().message());
       });
-  ctx_.drain_node = [this](uint32_t job_id, const std::string& node, const std::string& reason) {
-    drainer_->drainOnce(job_id, node, reason);
-  };
-  ctx_.emit = [this](const event::Event& e) {
-    // A surrogate step's report comes from the job's user, as often as they like.
-    if (const auto* step = std::get_if<event::StepStarted>(&e);
-        step && step->surrogate && !appliance_->eventAllowed(step->job_id))
-      return;
-    emitEvent(e);
-  };
+  ctx_.drainer = drainer_.get();
+  handler_events_ = std::make_unique<OutboxEvents>(*outbox_, *appliance_,
+                                                   config_.aggregator_address.value_or(""));
+  ctx_.events = handler_events_.get();
   if (appliance_->hasAppliance()) ctx_.appliance = appliance_.get();
-  ctx_.outbox_stats = [this] { return outbox_->stats(); };
-  ctx_.aggregator = config_.aggregator_address.value_or("");
   ctx_.relay_events = relay_ != nullptr;
   ctx_.health = health_.get();
 }
@@ -483,14 +506,7 @@ Status Daemon::startEventRelay() {
   return okStatus();
 }
 
-// A lifecycle event the spool cannot take is logged, not fatal: the job
-// itself must not fail because accounting is behind.
-void Daemon::emitEvent(const event::Event& e) {
-  auto s = outbox_->publish(e);
-  if (!s.ok())
-    log::warning(std::string("events: ") + event::kindName(e) + " of job " +
-                 std::to_string(event::jobIdOf(e)) + " not spooled: " + s.error().message());
-}
+void Daemon::emitEvent(const event::Event& e) { publishOrLog(*outbox_, e); }
 
 void Daemon::armStatusTimer(std::chrono::nanoseconds after) {
   itimerspec its{};

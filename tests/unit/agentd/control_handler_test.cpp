@@ -13,6 +13,7 @@
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
 #include "fake_clock.h"
+#include "recording_events.h"
 #include "temp_dir.h"
 #include "test_inventory.h"
 
@@ -310,7 +311,8 @@ TEST_F(ControlHandlerTest, EveryNodeOfAJobTellsItsNodesAndNamesItsPartitionAlike
   ASSERT_TRUE(m.recover().ok());
   std::vector<event::Event> events;
   ctx_.manager = &m;
-  ctx_.emit = [&events](const event::Event& e) { events.push_back(e); };
+  support::RecordingEvents sink(&events);
+  ctx_.events = &sink;
   for (const char* node : {"sbn1", "sbn2"}) {
     SCOPED_TRACE(node);
     events.clear();
@@ -344,7 +346,8 @@ TEST_F(ControlHandlerTest, EveryNodeOfAJobTellsItsNodesAndNamesItsPartitionAlike
 // appliance, is measured and says nothing.
 TEST_F(ControlHandlerTest, ALimitNothingHereMeasuresIsToldToTheJobAndTheEvents) {
   std::vector<event::Event> events;
-  ctx_.emit = [&events](const event::Event& e) { events.push_back(e); };
+  support::RecordingEvents sink(&events);
+  ctx_.events = &sink;
   auto limited = [](uint32_t job, const char* gpus) {
     flatbuffers::FlatBufferBuilder fbb;
     auto spec =
@@ -468,14 +471,13 @@ TEST_F(ControlHandlerTest, IpuJobOnANodeWithoutIpusFailsAndDrainsThisNodeOnce) {
     drained.emplace_back(node, reason);
     return okStatus();
   });
-  ctx_.drain_node = [&](uint32_t job, const std::string& node, const std::string& reason) {
-    drainer.drainOnce(job, node, reason);
-  };
+  ctx_.drainer = &drainer;
   support::FakeClock health_clock{7};
   NodeHealth health(health_clock);
   ctx_.health = &health;
   std::vector<event::Event> events;
-  ctx_.emit = [&events](const event::Event& e) { events.push_back(e); };
+  support::RecordingEvents sink(&events);
+  ctx_.events = &sink;
 
   auto* gpu = call(0, kindProlog(95, "sbn1", 0, "1"));
   ASSERT_EQ(gpu->outcome(), fb::Outcome::Ok) << gpu->message()->str();
@@ -527,7 +529,7 @@ TEST_F(ControlHandlerTest, IpuJobOnANodeWithoutIpusFailsAndDrainsThisNodeOnce) {
   ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 97))->outcome(), fb::Outcome::Ok);
 
   // Without a way to drain, the job still fails and says so; nothing claims a drain.
-  ctx_.drain_node = nullptr;
+  ctx_.drainer = nullptr;
   auto* undrained = call(0, kindProlog(98, "sbn1", 2));
   EXPECT_EQ(undrained->outcome(), fb::Outcome::UserError);
   EXPECT_FALSE(undrained->drains_node());
@@ -538,8 +540,12 @@ TEST_F(ControlHandlerTest, IpuJobOnANodeWithoutIpusFailsAndDrainsThisNodeOnce) {
 // A node with a V-IPU controller (never told otherwise) or with IPUs of its
 // own serves IPU jobs: nothing is drained.
 TEST_F(ControlHandlerTest, IpuJobOnAnIpuNodeDrainsNothing) {
-  int drains = 0;
-  ctx_.drain_node = [&](uint32_t, const std::string&, const std::string&) { ++drains; };
+  std::atomic<int> drains{0};
+  NodeDrainer drainer([&](const std::string&, const std::string&) {
+    ++drains;
+    return okStatus();
+  });
+  ctx_.drainer = &drainer;
   auto* pod = call(0, kindProlog(100, "sbn1", 2));
   ASSERT_EQ(pod->outcome(), fb::Outcome::Ok) << pod->message()->str();
   EXPECT_FALSE(pod->drains_node());
@@ -559,7 +565,9 @@ TEST_F(ControlHandlerTest, IpuJobOnAnIpuNodeDrainsNothing) {
   ASSERT_EQ(cards->body_as_JobInfo()->devices()->size(), 1u);
   EXPECT_EQ(cards->body_as_JobInfo()->devices()->Get(0)->index(), 2u);
   ASSERT_EQ(call(0, simple(fb::RequestBody::EpilogRequest, 101))->outcome(), fb::Outcome::Ok);
-  EXPECT_EQ(drains, 0);
+  drainer.waitIdle();
+  EXPECT_EQ(drains.load(), 0);
+  ctx_.drainer = nullptr;
 }
 
 // The drain runs on the drainer's own thread: a slurmctld that takes its

@@ -9,6 +9,7 @@
 #include "accel/common/safe_file.h"
 #include "accel/schemas/control_generated.h"
 #include "fake_clock.h"
+#include "recording_events.h"
 #include "temp_dir.h"
 #include "test_inventory.h"
 
@@ -30,7 +31,7 @@ class StaleJobsTest : public ::testing::Test {
     ctx_.manager = manager_.get();
     ctx_.node_name = "n1";
     ctx_.version = "test";
-    ctx_.emit = [this](const event::Event& e) { events_.push_back(e); };
+    ctx_.events = &sink_;
   }
   void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
 
@@ -60,6 +61,7 @@ class StaleJobsTest : public ::testing::Test {
   std::unique_ptr<agent::JobManager> manager_;
   HandlerContext ctx_;
   std::vector<event::Event> events_;
+  support::RecordingEvents sink_{&events_};
 };
 
 TEST_F(StaleJobsTest, AJobSlurmHasEndedIsCleanedAndALiveOneIsKept) {

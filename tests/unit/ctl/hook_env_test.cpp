@@ -18,6 +18,7 @@
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
 #include "fake_clock.h"
+#include "recording_events.h"
 #include "temp_dir.h"
 
 namespace accel::ctl {
@@ -290,7 +291,7 @@ class PrologNodesTest : public ::testing::Test {
     ASSERT_TRUE(manager_->recover().ok());
     ctx_.manager = manager_.get();
     ctx_.node_name = "host-of-sbn2";
-    ctx_.emit = [this](const event::Event& ev) { events_.push_back(ev); };
+    ctx_.events = &sink_;
   }
   void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
 
@@ -320,6 +321,7 @@ class PrologNodesTest : public ::testing::Test {
   std::unique_ptr<agent::JobManager> manager_;
   agentd::HandlerContext ctx_;
   std::vector<event::Event> events_;
+  support::RecordingEvents sink_{&events_};
 };
 
 TEST_F(PrologNodesTest, TheNodesReachTheJobRecordAndThePrologStartedEvent) {

@@ -12,6 +12,7 @@
 #include "accel/ctl/status_view.h"
 #include "accel/schemas/control_generated.h"
 #include "fake_clock.h"
+#include "recording_events.h"
 #include "temp_dir.h"
 
 namespace accel::ctl {
@@ -41,8 +42,9 @@ class StatusTest : public ::testing::Test {
     ctx_.config_path = "/etc/slurm/accel.conf";
     ctx_.started_ns = kNow - 600 * kSec;
     ctx_.health = health_.get();
-    ctx_.aggregator = "tcp://agg:7450";
-    ctx_.outbox_stats = [this] { return outbox_; };
+    sink_.setAggregator("tcp://agg:7450");
+    sink_.statsFrom(&outbox_);
+    ctx_.events = &sink_;
     outbox_.link_up = true;
   }
   void TearDown() override { ASSERT_TRUE(tmp_.remove()); }
@@ -79,6 +81,7 @@ class StatusTest : public ::testing::Test {
   std::unique_ptr<agent::JobManager> manager_;
   std::shared_ptr<agentd::NodeHealth> health_;
   event::OutboxStats outbox_;
+  support::RecordingEvents sink_;
   agentd::HandlerContext ctx_;
   std::vector<uint8_t> reply_;
 };
@@ -202,7 +205,7 @@ TEST_F(StatusTest, OnlyRecentNodeFaultsMakeTheNodeUnwell) {
 }
 
 TEST_F(StatusTest, WithoutAggregatorOrControllersTheTableSaysSo) {
-  ctx_.aggregator = "";
+  sink_.setAggregator("");
   const std::string t = statusTable(status(), kNow);
   EXPECT_NE(t.find("controllers none (no vipu.conf, no ApplianceCommand)"), std::string::npos) << t;
   EXPECT_NE(t.find("events      no aggregator (AggregatorAddress unset): events stay in the spool"),

@@ -22,10 +22,10 @@
 #include "accel/agentd/agent_metrics.h"
 #include "accel/agentd/appliance_view.h"
 #include "accel/agentd/events_call.h"
+#include "accel/agentd/job_events.h"
+#include "accel/agentd/node_drain.h"
 #include "accel/agentd/node_health.h"
 #include "accel/appliance/appliance.h"
-#include "accel/events/event.h"
-#include "accel/events/outbox.h"
 
 namespace accel::agentd {
 
@@ -34,6 +34,9 @@ struct Caller {
   pid_t pid = 0;
 };
 
+// What the handlers reach, each by its own type; built once by the daemon
+// (Daemon::makeHandlerContext), faked member by member in tests. Null or
+// unset: the node has none, and the handlers do without.
 struct HandlerContext {
   agent::JobManager* manager = nullptr;
   // The hooks' durations go here; null: not measured.
@@ -43,8 +46,9 @@ struct HandlerContext {
   std::string version;
   std::string config_path;
   int64_t started_ns = 0;
-  // Where job events go (the outbox); unset: nowhere. Never blocks.
-  std::function<void(const event::Event&)> emit;
+  // Where job events go, and the stream's state for `accelctl status`; null:
+  // nowhere, and no stream is shown.
+  JobEvents* events = nullptr;
   // What the earlier runs of a requeued job used of its appliance time limit
   // (ns), for ApplianceTimeOnRequeue=cumulative; unset: each run starts
   // fresh. Called before the prolog of a run after the first; bounded.
@@ -52,18 +56,12 @@ struct HandlerContext {
   // The node's appliance work; null: the node reads no appliance.
   ApplianceView* appliance = nullptr;
   // For `accelctl status`: config, vendor calls and node faults with their
-  // time (unset: not shown), the outbox's counters (unset: no outbox) and
-  // where it sends (empty: events are only spooled). Node faults answered
-  // to a hook are noted in `health`.
+  // time (null: not shown). Node faults answered to a hook are noted here.
   NodeHealth* health = nullptr;
-  // Drains this node in Slurm with `reason`, for a configuration fault a
-  // prolog found (agent::KindFault); `node` is the node's Slurm name. Must
-  // not block: the daemon queues it (NodeDrainer, once per job). Unset: the
-  // node is not drained and the job merely fails.
-  std::function<void(uint32_t job_id, const std::string& node, const std::string& reason)>
-      drain_node;
-  std::function<event::OutboxStats()> outbox_stats;
-  std::string aggregator;
+  // Drains this node in Slurm for a configuration fault a prolog found
+  // (agent::KindFault), once per job, without waiting; null: the node is not
+  // drained and the job merely fails.
+  NodeDrainer* drainer = nullptr;
   // AggregatorQueryAddress is set: an EventsRequest goes to the event relay
   // (Dispatched::relay); unset: it is answered with how to read the events.
   bool relay_events = false;

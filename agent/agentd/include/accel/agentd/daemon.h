@@ -119,6 +119,8 @@ class Daemon {
   // joined in the destructor, told to stop between jobs.
   std::thread stale_sweep_;
   std::atomic<bool> stale_sweep_stop_{false};
+  // The handlers' job events (to outbox_) and everything else they reach.
+  std::unique_ptr<JobEvents> handler_events_;
   HandlerContext ctx_;
   int epoll_fd_ = -1;
   int signal_fd_ = -1;

@@ -24,6 +24,7 @@
 #include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/inventory_builder.h"
 #include "accel/agentd/job_clock.h"
+#include "accel/agentd/job_events.h"
 #include "accel/agentd/outbox_options.h"
 #include "accel/agentd/slurm_jobs.h"
 #include "accel/agentd/stale_jobs.h"
@@ -91,37 +92,6 @@ log::Level levelOf(AccelConfig::LogLevel l) {
   }
   return log::Level::kInfo;
 }
-
-// A lifecycle event the spool cannot take is logged, not fatal: the job
-// itself must not fail because accounting is behind.
-void publishOrLog(event::Outbox& outbox, const event::Event& e) {
-  auto s = outbox.publish(e);
-  if (!s.ok())
-    log::warning(std::string("events: ") + event::kindName(e) + " of job " +
-                 std::to_string(event::jobIdOf(e)) + " not spooled: " + s.error().message());
-}
-
-// The handlers' job events: to the outbox, except a surrogate step's report
-// beyond what its appliance job allows (the job's user sends those, as often
-// as they like).
-class OutboxEvents final : public JobEvents {
- public:
-  OutboxEvents(event::Outbox& outbox, ApplianceService& appliance, std::string aggregator)
-      : outbox_(outbox), appliance_(appliance), aggregator_(std::move(aggregator)) {}
-  void emit(const event::Event& e) override {
-    if (const auto* step = std::get_if<event::StepStarted>(&e);
-        step && step->surrogate && !appliance_.eventAllowed(step->job_id))
-      return;
-    publishOrLog(outbox_, e);
-  }
-  std::optional<event::OutboxStats> stats() const override { return outbox_.stats(); }
-  std::string aggregator() const override { return aggregator_; }
-
- private:
-  event::Outbox& outbox_;
-  ApplianceService& appliance_;
-  const std::string aggregator_;
-};
 
 Status addToEpoll(int epfd, int fd) {
   epoll_event ev{};

@@ -333,9 +333,9 @@ ConfigSchema makeAccelSchema() {
            .min = 1,
            .max = 3600,
            .help =
-               "When a job reaches its appliance time limit, its tasks on the node get SIGTERM "
-               "(and its appliance jobs are cancelled); what is still running this many seconds "
-               "later gets SIGKILL.",
+               "When a job reaches its appliance time limit, every process of the job on the node "
+               "gets SIGTERM (and its appliance jobs are cancelled); what is still running this "
+               "many seconds later gets SIGKILL.",
            .store = storeIn<&C::appliance_kill_grace>},
           {.name = "SurrogateSteps",
            .type = ValueType::kBool,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <system_error>
 
-#include "accel/agentd/task_signals.h"
 #include "accel/common/log.h"
 
 namespace accel::agentd {
@@ -15,7 +14,12 @@ ApplianceService::ApplianceService(agent::JobManager& manager,
       client_(std::move(client)),
       metrics_(metrics),
       emit_(std::move(emit)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      processes_(std::make_unique<JobProcesses>(
+          JobProcesses::Options{.proc_root = options_.proc_root,
+                                .mounts = std::nullopt,
+                                .ask_slurm = options_.ask_slurm,
+                                .tracking_changed = options_.tracking_changed})) {}
 
 ApplianceService::~ApplianceService() { stop(); }
 
@@ -48,7 +52,20 @@ Status ApplianceService::start() {
   // before the watcher, whose callbacks reach it (through the job manager's
   // budget listener).
   EnforcerActions actions;
-  actions.signal_tasks = signalTasks;
+  actions.signal_job = [this](const agent::JobRecord& rec, agent::LimitAction action, int sig) {
+    return processes_->signal(rec, action, sig);
+  };
+  actions.follow_up = [this](const agent::JobRecord& rec, agent::LimitAction action, int sig) {
+    killFollowUp(rec, action, sig);
+  };
+  actions.observe = [this](const std::vector<agent::JobRecord>& ready) {
+    std::vector<uint32_t> ids;
+    for (const auto& r : ready) {
+      processes_->observe(r);
+      ids.push_back(r.spec.job_id);
+    }
+    processes_->retain(ids);
+  };
   actions.emit = [this](const event::Event& e) {
     if (std::holds_alternative<event::TimeLimitEnforced>(e)) metrics_.limit_enforcements.add();
     emit_(e);
@@ -77,6 +94,27 @@ void ApplianceService::stop() {
   for (auto& c : cancels) c.thread.join();
   limits_.reset();
   watcher_.reset();
+}
+
+std::string ApplianceService::processTracking() const { return processes_->describe(); }
+
+// After SIGKILL the job's processes go within milliseconds; one still there
+// after unkillable_after (stuck in the kernel) is the node's fault, never the
+// user's: the node is drained with the job and the processes named.
+void ApplianceService::killFollowUp(const agent::JobRecord& rec, agent::LimitAction action,
+                                    int sig) {
+  auto left = processes_->followUp(rec, action, sig, options_.unkillable_after);
+  if (left.empty()) return;
+  std::string names;
+  for (size_t i = 0; i < left.size() && i < 8; ++i)
+    names += (i == 0 ? "" : ", ") + std::to_string(left[i].pid) + " (" + left[i].comm + ", " +
+             std::string(1, left[i].state) + ")";
+  if (left.size() > 8) names += " and " + std::to_string(left.size() - 8) + " more";
+  const std::string reason = "accel: job " + std::to_string(rec.spec.job_id) + ": " +
+                             std::to_string(left.size()) +
+                             " process(es) outlived SIGKILL at the appliance limit: " + names;
+  log::error("limit: " + reason);
+  if (options_.node_fault) options_.node_fault(rec.spec.job_id, rec.spec.node, reason);
 }
 
 std::vector<appliance::ApplianceJob> ApplianceService::jobsOf(uint32_t job_id) const {

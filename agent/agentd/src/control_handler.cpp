@@ -371,7 +371,8 @@ std::vector<uint8_t> onStatus(const HandlerContext& ctx, const Caller& caller) {
       static_cast<uint32_t>(st.devices_total), static_cast<uint32_t>(st.devices_in_use),
       ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
       stream ? events_line.c_str() : nullptr, &use, health.config_loaded_ns,
-      health.config_error.c_str(), &controllers, events, &timed);
+      health.config_error.c_str(), &controllers, events, &timed,
+      health.process_tracking.empty() ? nullptr : health.process_tracking.c_str());
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo,
                                            info.Union()));
 }

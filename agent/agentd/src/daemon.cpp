@@ -435,6 +435,18 @@ ApplianceService::Options Daemon::applianceOptions() const {
   std::string self = selfPath();
   std::string beside = self.substr(0, self.rfind('/') + 1) + "accelctl";
   o.accelctl = access(beside.c_str(), X_OK) == 0 ? beside : "accelctl";  // installed side by side
+  // Without cgroup tracking, slurmctld signals the job's steps at its limit,
+  // through a child process killed after 10 s.
+  o.ask_slurm = [self](uint32_t job_id, int sig, bool steps_only) {
+    return signalJobIsolated(self, job_id, sig, steps_only, 10s);
+  };
+  // Processes that outlive SIGKILL are the node's fault: drained, and shown
+  // by `accelctl status`. The drainer exists before the service starts.
+  o.node_fault = [this](uint32_t job_id, const std::string& node, const std::string& reason) {
+    health_->nodeFault(reason);
+    if (drainer_) drainer_->drainOnce(job_id, node.empty() ? shortHostname() : node, reason);
+  };
+  o.tracking_changed = [health = health_](const std::string& how) { health->processTracking(how); };
   return o;
 }
 

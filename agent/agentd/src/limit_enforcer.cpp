@@ -18,6 +18,17 @@ namespace accel::agentd {
 
 using agent::LimitAction;
 
+namespace {
+
+// The signal of each action: the job's own warning signal, SIGTERM, SIGKILL.
+int signalFor(const agent::JobRecord& rec, LimitAction action) {
+  return action == LimitAction::kKill   ? SIGKILL
+         : action == LimitAction::kWarn ? rec.spec.appliance_signal
+                                        : SIGTERM;
+}
+
+}  // namespace
+
 LimitEnforcer::LimitEnforcer(agent::JobManager& manager, int64_t grace_ns, EnforcerActions actions)
     : manager_(manager), grace_ns_(grace_ns), actions_(std::move(actions)) {}
 
@@ -68,6 +79,8 @@ void LimitEnforcer::rearm() {
   // never wait behind that. A newer read always wins over an older one.
   const uint64_t gen = ++read_gen_;
   auto jobs = manager_.jobs();
+  std::erase_if(jobs, [](const agent::JobRecord& r) { return r.phase != agent::JobPhase::kReady; });
+  if (actions_.observe) actions_.observe(jobs);
   std::lock_guard<std::mutex> g(arm_mu_);
   if (timer_fd_ < 0 || gen < installed_gen_) return;
   installed_gen_ = gen;
@@ -150,11 +163,12 @@ void LimitEnforcer::actOnDue() {
     auto action = agent::dueAction(rec.budget, policy, now);
     if (action == LimitAction::kNone) continue;
     auto times = agent::limitTimes(rec.budget, policy, now);
-    int reached = signal(rec, action);
+    const int sig = signalFor(rec, action);
+    int reached = actions_.signal_job(rec, action, sig);
     const int64_t due = action == LimitAction::kWarn      ? times.warn_ns
                         : action == LimitAction::kEnforce ? times.enforce_ns
                                                           : times.kill_ns;
-    Taken t{rec, action, now, reached, actions_.clock->wallNs() - due};
+    Taken t{rec, action, now, sig, reached, actions_.clock->wallNs() - due};
     {
       std::lock_guard<std::mutex> g(arm_mu_);
       auto& mark = marks_[rec.spec.job_id];
@@ -185,7 +199,9 @@ void LimitEnforcer::reportLoop() {
   }
 }
 
-// The warning goes where --appliance-signal asked, as sbatch --signal does:
+// The registered tasks an action reaches, where the node has no cgroup
+// tracking (job_processes.h reaches every process where it has). The
+// warning goes where --appliance-signal asked, as sbatch --signal does:
 // the tasks of the job's steps, or with B: the batch shell alone. The
 // waiters of surrogate steps are spared the warning (ending one would cancel
 // its appliance job early) and SIGTERM (the cancel ends them, and they exit 1
@@ -208,13 +224,6 @@ std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, LimitActi
   return own;
 }
 
-int LimitEnforcer::signal(const agent::JobRecord& rec, LimitAction action) {
-  const int sig = action == LimitAction::kKill   ? SIGKILL
-                  : action == LimitAction::kWarn ? rec.spec.appliance_signal
-                                                 : SIGTERM;
-  return actions_.signal_tasks(tasksToSignal(rec, action), sig);
-}
-
 void LimitEnforcer::report(const Taken& t) {
   const auto& rec = t.rec;
   const uint32_t id = rec.spec.job_id;
@@ -223,7 +232,12 @@ void LimitEnforcer::report(const Taken& t) {
   const std::string who = "limit: job " + std::to_string(id) + ": ";
   // Recorded first: an action is never taken twice, also across a restart.
   auto s = manager_.limitActionTaken(id, t.action, t.at_ns);
-  if (!s.ok()) log::error(who + "limit action not recorded: " + s.error().message());
+  // A job whose every process went at SIGTERM may be over, its epilog done,
+  // before this is written: nothing is left to record it in.
+  if (!s.ok() && s.error().code() == ErrorCode::kNotFound)
+    log::info(who + "over before its limit action was recorded");
+  else if (!s.ok())
+    log::error(who + "limit action not recorded: " + s.error().message());
   if (t.action == LimitAction::kWarn) {
     int64_t left = static_cast<int64_t>(limit_s) * 1'000'000'000 - used_ns - rec.budget.carried_ns;
     actions_.emit(event::TimeLimitWarning{
@@ -231,7 +245,7 @@ void LimitEnforcer::report(const Taken& t) {
         .limit_s = limit_s,
         .remaining_s = static_cast<uint64_t>(std::max<int64_t>(0, left) / 1'000'000'000)});
     log::info(who + "signal " + std::to_string(rec.spec.appliance_signal) + " sent to " +
-              std::to_string(t.reached) + " task(s) ahead of the appliance limit");
+              std::to_string(t.reached) + " process(es) ahead of the appliance limit");
   } else if (t.action == LimitAction::kEnforce) {
     // Every node of the job reads the same appliance, so each reaches the
     // limit at once and stops its own tasks; the cancel is issued once, by
@@ -243,7 +257,7 @@ void LimitEnforcer::report(const Taken& t) {
                                  .limit_s = limit_s,
                                  .used_s = static_cast<uint64_t>(used_ns / 1'000'000'000)});
     log::warning(who + "appliance limit of " + std::to_string(limit_s) +
-                 " s reached: SIGTERM sent to " + std::to_string(t.reached) + " task(s) " +
+                 " s reached: SIGTERM sent to " + std::to_string(t.reached) + " process(es) " +
                  std::to_string(t.late_ns / 1000) + " us after the deadline" +
                  (!actions_.cancel_appliance ? ""
                   : leads                    ? ", appliance jobs cancelled"
@@ -251,8 +265,9 @@ void LimitEnforcer::report(const Taken& t) {
                                 " cancels its appliance jobs"));
   } else if (t.reached > 0) {
     log::warning(who + "SIGKILL sent to " + std::to_string(t.reached) +
-                 " task(s) left after the grace period");
+                 " process(es) left after the grace period");
   }
+  if (actions_.follow_up) actions_.follow_up(rec, t.action, t.sig);
 }
 
 }  // namespace accel::agentd

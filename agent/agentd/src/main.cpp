@@ -111,6 +111,28 @@ int drainNodeCommand(accel::agentd::Slurmctld& slurmctld, int argc, char** argv)
   return 0;
 }
 
+// --signal-job JOB SIG steps|full: signals the job through slurmctld, as
+// `scancel --signal` does; run in a child process, at an appliance limit on a
+// node whose jobs are not in cgroups of their own.
+int signalJobCommand(accel::agentd::Slurmctld& slurmctld, int argc, char** argv) {
+  char* end = nullptr;
+  unsigned long id = argc == 5 ? std::strtoul(argv[2], &end, 10) : 0;
+  bool id_ok = id != 0 && id <= 0xffffffffUL && *end == '\0';
+  long sig = argc == 5 ? std::strtol(argv[3], &end, 10) : 0;
+  bool sig_ok = sig > 0 && sig < 65 && *end == '\0';
+  std::string scope = argc == 5 ? argv[4] : "";
+  if (!id_ok || !sig_ok || (scope != "steps" && scope != "full")) {
+    std::fprintf(stderr, "accel-agentd: --signal-job needs a job id, a signal and steps|full\n");
+    return 2;
+  }
+  auto s = slurmctld.signalJob(static_cast<uint32_t>(id), static_cast<int>(sig), scope == "steps");
+  if (!s.ok()) {
+    std::fprintf(stderr, "accel-agentd: %s\n", s.error().message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--print-topology") == 0) return printTopology(argc, argv);
   accel::slurm::LibslurmSlurmctld slurmctld;
@@ -118,6 +140,8 @@ int main(int argc, char** argv) {
     return printJobPresence(slurmctld, argc, argv);
   if (argc >= 2 && std::strcmp(argv[1], "--drain-node") == 0)
     return drainNodeCommand(slurmctld, argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "--signal-job") == 0)
+    return signalJobCommand(slurmctld, argc, argv);
   accel::log::init("accel-agentd", accel::log::Level::kInfo);
   accel::agentd::DaemonOptions opts;
   for (int i = 1; i < argc; ++i) {

@@ -72,9 +72,15 @@ void NodeHealth::configFault(const std::string& message) {
   nodeFault("configuration fault: " + message);
 }
 
+void NodeHealth::processTracking(const std::string& how) {
+  std::lock_guard<std::mutex> g(mu_);
+  process_tracking_ = how;
+}
+
 HealthSnapshot NodeHealth::snapshot() const {
   std::lock_guard<std::mutex> g(mu_);
-  HealthSnapshot s{config_loaded_ns_, config_error_, {}, {errors_.begin(), errors_.end()}};
+  HealthSnapshot s{
+      config_loaded_ns_, config_error_, {}, {errors_.begin(), errors_.end()}, process_tracking_};
   for (const auto& [name, c] : controllers_) s.controllers.push_back(c);
   return s;
 }

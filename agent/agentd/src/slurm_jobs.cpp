@@ -51,4 +51,20 @@ Status drainNodeIsolated(const std::string& agentd_path, const std::string& node
   return okStatus();
 }
 
+Status signalJobIsolated(const std::string& agentd_path, uint32_t job_id, int sig, bool steps_only,
+                         std::chrono::milliseconds timeout) {
+  exec::ClientCall call;
+  call.argv = {agentd_path, "--signal-job", std::to_string(job_id), std::to_string(sig),
+               steps_only ? "steps" : "full"};
+  call.inherit_environment = true;
+  call.timeout = timeout;
+  call.max_output = 4096;
+  auto r = exec::runClient(call);
+  ACCEL_TRY(r);
+  if (!r->succeeded())
+    return Error(ErrorCode::kUnavailable,
+                 "signal job " + std::to_string(job_id) + ": " + r->describe());
+  return okStatus();
+}
+
 }  // namespace accel::agentd

@@ -170,6 +170,7 @@ std::string statusJson(const fb::StatusInfo& s, int64_t now_ns) {
             {"devices_total", s.devices_total()},
             {"devices_in_use", s.devices_in_use()},
             {"device_use", use},
+            {"limits_reach", str(s.process_tracking())},
             {"last_errors", errors}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -197,6 +198,11 @@ std::string statusTable(const fb::StatusInfo& s, int64_t now_ns) {
     }
   }
   o << "events      " << eventsLine(s) << "\n"
+    << "limits      reach "
+    << (str(s.process_tracking()).empty()
+            ? "not known yet (no job has had a task here since the start)"
+            : str(s.process_tracking()))
+    << "\n"
     << "jobs        " << s.jobs() << "\n"
     << "devices     " << s.devices_in_use() << " of " << s.devices_total() << " in use\n";
   if (s.device_use()) {

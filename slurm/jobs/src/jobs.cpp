@@ -90,4 +90,17 @@ Status LibslurmSlurmctld::drainNode(const std::string& node, const std::string& 
   return Error(code, "slurmctld: drain " + node + ": " + slurm_strerror(err));
 }
 
+Status LibslurmSlurmctld::signalJob(uint32_t job_id, int sig, bool steps_only) {
+  std::lock_guard<std::mutex> g(slurmMutex());
+  initSlurm();
+  const uint16_t flags = steps_only ? KILL_STEPS_ONLY : KILL_FULL_JOB;
+  if (slurm_kill_job(job_id, static_cast<uint16_t>(sig), flags) == SLURM_SUCCESS) return okStatus();
+  int err = errno;
+  ErrorCode code = err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE
+                       ? ErrorCode::kNotFound
+                       : ErrorCode::kUnavailable;
+  return Error(code, "slurmctld: signal " + std::to_string(sig) + " to job " +
+                         std::to_string(job_id) + ": " + slurm_strerror(err));
+}
+
 }  // namespace accel::slurm

@@ -1,22 +1,28 @@
 // The daemon's appliance subsystem on a FakeAppliance and a FakeClock: the
 // watcher follows a ready job's appliance work and streams it, the limit
 // cancels only the job's own appliance jobs (on a cancel thread of the job's),
-// one job's hung cancel holds up no other, and stop() leaves no thread of the
-// service behind.
+// one job's hung cancel holds up no other, a process that outlives SIGKILL is
+// a node fault, and stop() leaves no thread of the service behind.
 #include "accel/agentd/appliance_service.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "accel/common/proc_stat.h"
 #include "fake_appliance.h"
 #include "fake_clock.h"
 #include "temp_dir.h"
@@ -77,10 +83,10 @@ class ApplianceServiceTest : public ::testing::Test {
 
   // A job ready on this node, the leader of its one-node list, with an
   // appliance limit of `limit_s`.
-  void addJob(uint32_t id, int64_t limit_s) {
+  void addJob(uint32_t id, int64_t limit_s, uint32_t uid = 1000) {
     agent::JobRequestSpec spec;
     spec.job_id = id;
-    spec.uid = 1000;
+    spec.uid = uid;
     spec.user = "alice";
     spec.appliance_time_sec = limit_s;
     spec.node = "n1";
@@ -88,10 +94,10 @@ class ApplianceServiceTest : public ::testing::Test {
     ASSERT_TRUE(manager_->prolog(spec).ok());
   }
 
-  void startService(std::shared_ptr<appliance::FakeAppliance> client) {
-    ApplianceService::Options o;
+  void startService(std::shared_ptr<appliance::FakeAppliance> client,
+                    ApplianceService::Options o = {}) {
     o.poll_interval = std::chrono::milliseconds(20);
-    o.kill_grace_ns = 30 * kSec;
+    if (o.kill_grace_ns == 0) o.kill_grace_ns = 30 * kSec;
     o.clock = &clock_;
     service_ = std::make_unique<ApplianceService>(
         *manager_, std::move(client), metrics_,
@@ -244,6 +250,78 @@ TEST_F(ApplianceServiceTest, OneJobsHungCancelHoldsUpNoOther) {
   service_->stop();
   EXPECT_TRUE(eight_cancelled) << "job 8's cancel waited for job 7's";
   EXPECT_TRUE(cancelledOnly(*fake, {"wsjob-eight", "wsjob-seven"}));
+}
+
+// A process of the job's step still there after SIGKILL (stuck in the
+// kernel: here, a /proc entry that stays) is the node's fault: the node is
+// reported for draining, with the job and the process named. The job's
+// cgroup is Slurm's v1 layout in plain files, under a freezer mount that a
+// /proc of copies lists; the process is a real child of the test.
+TEST_F(ApplianceServiceTest, AProcessThatOutlivesSigkillIsANodeFault) {
+  namespace fs = std::filesystem;
+  const uint32_t uid = getuid();
+  const std::string proc = dir_.file("proc"), cg = dir_.file("cg");
+  const std::string step = cg + "/slurm_n1/uid_" + std::to_string(uid) + "/job_7/step_batch";
+  fs::create_directories(step);
+  fs::create_directories(proc + "/self");
+  std::ofstream(proc + "/self/mountinfo")
+      << "30 25 0:27 / " << cg << " rw,relatime - cgroup cgroup rw,freezer\n";
+  pid_t child = fork();
+  if (child == 0) {
+    for (;;) pause();
+  }
+  const std::string pd = proc + "/" + std::to_string(child);
+  fs::create_directories(pd);
+  for (const char* f : {"stat", "status"}) {
+    std::ifstream in("/proc/" + std::to_string(child) + "/" + f);
+    std::ofstream(pd + "/" + f) << in.rdbuf();
+  }
+  std::ofstream(pd + "/cgroup") << "6:freezer:/slurm_n1/uid_" << uid << "/job_7/step_batch\n";
+  std::ofstream(step + "/cgroup.procs") << child << "\n";
+
+  auto fake = std::make_shared<appliance::FakeAppliance>();
+  fake->list = {run("wsjob-a", 7, int(uid), "alice", kT0)};
+  addJob(7, 10, uid);
+  ASSERT_TRUE(manager_->applianceJobSeen(7, fake->list[0]).ok());
+  ASSERT_TRUE(
+      manager_
+          ->taskStarted(7, agent::TaskRef{agent::kBatchStepId, child, *readStartTicks(child, proc)})
+          .ok());
+  std::mutex fault_mu;
+  std::vector<std::string> faults;
+  ApplianceService::Options o;
+  o.kill_grace_ns = 1 * kSec;
+  o.proc_root = proc;
+  o.unkillable_after = std::chrono::milliseconds(100);
+  o.node_fault = [&](uint32_t job, const std::string& node, const std::string& reason) {
+    std::lock_guard<std::mutex> g(fault_mu);
+    faults.push_back(std::to_string(job) + " " + node + " " + reason);
+  };
+  std::string tracking;
+  o.tracking_changed = [&](const std::string& how) {
+    std::lock_guard<std::mutex> g(fault_mu);
+    tracking = how;
+  };
+  startService(fake, o);
+  clock_.advanceTo(kT0 + 11 * kSec);  // the limit: SIGTERM, which ends the child
+  service_->rearmLimits();
+  int st = 0;
+  ASSERT_TRUE(eventually([&] { return waitpid(child, &st, WNOHANG) == child; }))
+      << "SIGTERM never reached the process in the job's cgroup";
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+  clock_.advanceTo(kT0 + 13 * kSec);  // the grace is over: SIGKILL; the copy of its entry stays
+  service_->rearmLimits();
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> g(fault_mu);
+    return !faults.empty();
+  })) << "no node fault for a process left after SIGKILL";
+  service_->stop();
+  std::lock_guard<std::mutex> g(fault_mu);
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0].rfind("7 n1 accel: job 7: 1 process(es) outlived SIGKILL", 0), 0u)
+      << faults[0];
+  EXPECT_NE(faults[0].find(std::to_string(child)), std::string::npos) << faults[0];
+  EXPECT_NE(tracking.find("cgroup v1"), std::string::npos) << tracking;
 }
 
 // stop() joins the watcher, the enforcer's threads and the cancel threads:

@@ -119,7 +119,8 @@ class LimitEnforcerTest : public ::testing::Test {
   void startEnforcer() {
     EnforcerActions actions;
     actions.clock = clock_.get();
-    actions.signal_tasks = [this](const std::vector<agent::TaskRef>& tasks, int sig) {
+    actions.signal_job = [this](const agent::JobRecord& rec, agent::LimitAction action, int sig) {
+      const auto tasks = tasksToSignal(rec, action);
       const uint32_t job = tasks.empty() ? 0 : uint32_t(tasks.front().pid / 100);
       note(signal(job, sig, int(tasks.size()), clock_->wallNs()));
       return int(tasks.size());

@@ -116,6 +116,8 @@ TEST_F(StatusTest, AHealthyNodeSaysSoAndShowsEverySubject) {
                    "acked 8, none dropped"),
             std::string::npos)
       << t;
+  // No task has run here yet: how a limit reaches a job's processes is not known.
+  EXPECT_NE(t.find("limits      reach not known yet"), std::string::npos) << t;
   EXPECT_NE(t.find("jobs        1\n"), std::string::npos) << t;
   EXPECT_NE(t.find("devices     1 of 2 in use\n  cuda0     gpu   free\n  cuda1     gpu   job 42\n"),
             std::string::npos)

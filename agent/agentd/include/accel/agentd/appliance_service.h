@@ -3,8 +3,9 @@
 // accel-agentd. It owns these threads and joins them all in stop():
 //   - the appliance watcher's poll thread (agent::ApplianceWatcher): follows
 //     the appliance jobs of the jobs ready here, logs and streams each change;
-//   - the limit enforcer's two threads (limit_enforcer.h): signals tasks at a
-//     job's limit and records what it did;
+//   - the limit enforcer's two threads (limit_enforcer.h): signals every
+//     process of a job's steps at its limit (job_processes.h) and records
+//     what it did;
 //   - cancel threads: at a job's limit, one for that job cancels its
 //     appliance jobs, off the enforcer's threads because an appliance call
 //     may take seconds, and beside the others because it may hang.
@@ -30,6 +31,7 @@
 #include "accel/agentd/agent_metrics.h"
 #include "accel/agentd/appliance_view.h"
 #include "accel/agentd/job_clock.h"
+#include "accel/agentd/job_processes.h"
 #include "accel/agentd/limit_enforcer.h"
 #include "accel/agentd/surrogate_steps.h"
 #include "accel/appliance/appliance.h"
@@ -51,6 +53,20 @@ class ApplianceService : public ApplianceView {
     // The clock whose wall time the watcher and the enforcer read: the job
     // clock; tests give a FakeClock. Must outlive the service.
     const Clock* clock = &jobClock();
+    // Without cgroup tracking, slurmctld signals the job's steps at the
+    // limit (job_processes.h); unset: the registered tasks alone.
+    JobProcesses::AskSlurm ask_slurm;
+    // A job's processes outlived SIGKILL: a node fault (the daemon drains
+    // the node); unset: only logged.
+    std::function<void(uint32_t job_id, const std::string& node, const std::string& reason)>
+        node_fault;
+    // How long processes may take to go after SIGKILL before they count as
+    // outliving it.
+    std::chrono::milliseconds unkillable_after{5000};
+    // Told how a limit reaches a job's processes, when that becomes known or
+    // changes (JobProcesses::describe); unset: nothing.
+    std::function<void(const std::string& how)> tracking_changed;
+    std::string proc_root = "/proc";
   };
   using Emit = std::function<void(const event::Event&)>;
 
@@ -79,6 +95,8 @@ class ApplianceService : public ApplianceView {
   bool eventAllowed(uint32_t job_id);
   // A job's budget changed (JobManager's budget listener); before start(): nothing.
   void rearmLimits();
+  // How a limit reaches a job's processes here, for `accelctl status`.
+  std::string processTracking() const;
 
  private:
   std::vector<agent::LiveJob> liveJobs();
@@ -94,6 +112,7 @@ class ApplianceService : public ApplianceView {
   void queueCancel(uint32_t job_id);
   void cancelJobsOf(const Cancel& c);
   void reapCancelsLocked();
+  void killFollowUp(const agent::JobRecord& rec, agent::LimitAction action, int sig);
 
   agent::JobManager& manager_;
   std::shared_ptr<appliance::ApplianceClient> client_;
@@ -110,6 +129,7 @@ class ApplianceService : public ApplianceView {
   // destroys the watcher last: the others poke it.
   std::unique_ptr<agent::ApplianceWatcher> watcher_;
   std::unique_ptr<SurrogateSteps> surrogates_;
+  std::unique_ptr<JobProcesses> processes_;  // the enforcer's; made in the constructor
   std::unique_ptr<LimitEnforcer> limits_;
 
   // One thread per job being cancelled, so that one job's hung appliance

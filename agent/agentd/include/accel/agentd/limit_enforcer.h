@@ -10,11 +10,14 @@
 // client never delays a signal.
 //
 // Actions, each taken once (also across a restart: it is persisted):
-//   warn     the job's --appliance-signal to the tasks of its steps, or
-//            with B: to its batch shell; TimeLimitWarning
-//   enforce  SIGTERM to its tasks, its appliance jobs cancelled (off this
-//            thread; by the job's leader only, job_nodes.h); TimeLimitEnforced
-//   kill     SIGKILL to the tasks still there after the grace
+//   warn     the job's --appliance-signal to every process of its steps but
+//            the batch step, or with B: to its batch shell; TimeLimitWarning
+//   enforce  SIGTERM to every process of its steps, its appliance jobs
+//            cancelled (off this thread; by the job's leader only,
+//            job_nodes.h); TimeLimitEnforced
+//   kill     SIGKILL to whatever is left after the grace; a process still
+//            there after that is a node fault (the node is drained)
+// What "every process" is, and how it is reached, is job_processes.h's.
 // The waiters of surrogate steps (tasks of the steps the job record lists)
 // get neither the warning nor SIGTERM: the cancel ends them, FAILED.
 #include <atomic>
@@ -42,8 +45,17 @@ namespace accel::agentd {
 std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, agent::LimitAction action);
 
 struct EnforcerActions {
-  // Signals tasks, returns how many were reached.
-  std::function<int(const std::vector<agent::TaskRef>& tasks, int sig)> signal_tasks;
+  // Signals the job's processes for an action (job_processes.h: every
+  // process of its steps where the node tracks them in cgroups, else
+  // tasksToSignal) and returns how many were reached. Only signals: it runs
+  // on the limit thread.
+  std::function<int(const agent::JobRecord& rec, agent::LimitAction action, int sig)> signal_job;
+  // What may take time after an action (asking slurmctld, waiting for the
+  // processes to go after SIGKILL), on the reporter thread; unset: nothing.
+  std::function<void(const agent::JobRecord& rec, agent::LimitAction action, int sig)> follow_up;
+  // Told the jobs ready here at every re-arm, while their tasks run (where
+  // the job's processes are is found then); unset: nothing.
+  std::function<void(const std::vector<agent::JobRecord>& ready)> observe;
   // Starts cancelling the job's appliance jobs and returns at once; unset:
   // the node has no appliance.
   std::function<void(uint32_t job_id)> cancel_appliance;
@@ -73,12 +85,12 @@ class LimitEnforcer {
     agent::JobRecord rec;
     agent::LimitAction action;
     int64_t at_ns;
-    int reached;      // tasks signalled
+    int sig;
+    int reached;      // processes signalled
     int64_t late_ns;  // the signals went out this long after the action was due
   };
   void run();
   void actOnDue();
-  int signal(const agent::JobRecord& rec, agent::LimitAction action);
   void report(const Taken& taken);
   void reportLoop();
   void overlayLocked(agent::JobRecord& rec) const;

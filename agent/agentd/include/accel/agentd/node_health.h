@@ -42,6 +42,9 @@ struct HealthSnapshot {
   std::string config_error;                 // why the last reload was refused; empty: it was not
   std::vector<ControllerCall> controllers;  // by name
   std::vector<TimedError> errors;           // newest last
+  // How an appliance limit reaches a job's processes (job_processes.h);
+  // empty: not known yet.
+  std::string process_tracking;
 };
 
 class NodeHealth {
@@ -70,6 +73,9 @@ class NodeHealth {
   // "configuration fault: ".
   void configFault(const std::string& message);
 
+  // How an appliance limit reaches a job's processes here.
+  void processTracking(const std::string& how);
+
   HealthSnapshot snapshot() const;
 
  private:
@@ -78,6 +84,7 @@ class NodeHealth {
   mutable std::mutex mu_;
   int64_t config_loaded_ns_ = 0;
   std::string config_error_;
+  std::string process_tracking_;
   std::map<std::string, ControllerCall> controllers_;
   std::deque<TimedError> errors_;
   CallTimer timer_;

@@ -22,4 +22,9 @@ Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t
 Status drainNodeIsolated(const std::string& agentd_path, const std::string& node,
                          const std::string& reason, std::chrono::milliseconds timeout);
 
+// Slurmctld::signalJob in a child process (`agentd_path --signal-job JOB
+// SIG steps|full`), bounded by `timeout`.
+Status signalJobIsolated(const std::string& agentd_path, uint32_t job_id, int sig, bool steps_only,
+                         std::chrono::milliseconds timeout);
+
 }  // namespace accel::agentd

@@ -14,6 +14,7 @@ class LibslurmSlurmctld : public agentd::Slurmctld {
   // the auth plugin).
   Result<agentd::JobPresence> jobPresence(uint32_t job_id) override;
   Status drainNode(const std::string& node, const std::string& reason) override;
+  Status signalJob(uint32_t job_id, int sig, bool steps_only) override;
 };
 
 // The decision of jobPresence from the job_state slurmctld reported (as in

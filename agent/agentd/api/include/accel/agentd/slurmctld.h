@@ -33,6 +33,12 @@ class Slurmctld {
   // kPermissionDenied when it refuses the caller, kNotFound for a node it
   // does not know, else kUnavailable.
   virtual Status drainNode(const std::string& node, const std::string& reason) = 0;
+  // Signals the job's processes through Slurm's own process tracking, as
+  // `scancel --signal` does (as root or SlurmUser): every step but the batch
+  // step (`steps_only`), or the batch step too. For a node whose jobs are not
+  // in cgroups of their own. Errors: kNotFound for a job slurmctld does not
+  // know or that no longer runs, else kUnavailable.
+  virtual Status signalJob(uint32_t job_id, int sig, bool steps_only) = 0;
 };
 
 }  // namespace accel::agentd

@@ -1,27 +1,26 @@
 #include "accel/agentd/slurm_jobs.h"
 
 #include <string>
+#include <vector>
 
 #include "accel/exec/client_process.h"
 
 namespace accel::agentd {
 namespace {
 
-// Runs `agentd_path FLAG JOB` (a libslurm question asked in a child, which
-// libslurm may end) and returns what it printed. `what` names the question
-// in errors.
-Result<std::string> askChild(const std::string& agentd_path, const char* flag, uint32_t job_id,
-                             const std::string& what, std::chrono::milliseconds timeout) {
+// Runs `argv`, this program in a child (libslurm, which may end its
+// process, is asked there), and returns what it printed. `what` names the
+// call in errors.
+Result<std::string> runChild(std::vector<std::string> argv, const std::string& what,
+                             std::chrono::milliseconds timeout) {
   exec::ClientCall call;
-  call.argv = {agentd_path, flag, std::to_string(job_id)};
+  call.argv = std::move(argv);
   call.inherit_environment = true;  // our own program: it needs SLURM_CONF
   call.timeout = timeout;
   call.max_output = 4096;
   auto r = exec::runClient(call);
   ACCEL_TRY(r);
-  if (!r->succeeded())
-    return Error(ErrorCode::kUnavailable,
-                 what + " of job " + std::to_string(job_id) + ": " + r->describe());
+  if (!r->succeeded()) return Error(ErrorCode::kUnavailable, what + ": " + r->describe());
   return r->out;
 }
 
@@ -29,7 +28,8 @@ Result<std::string> askChild(const std::string& agentd_path, const char* flag, u
 
 Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t job_id,
                                         std::chrono::milliseconds timeout) {
-  auto out = askChild(agentd_path, "--job-presence", job_id, "presence", timeout);
+  auto out = runChild({agentd_path, "--job-presence", std::to_string(job_id)},
+                      "presence of job " + std::to_string(job_id), timeout);
   ACCEL_TRY(out);
   if (*out == "alive\n") return JobPresence::kAlive;
   if (*out == "gone\n") return JobPresence::kGone;
@@ -39,31 +39,17 @@ Result<JobPresence> jobPresenceIsolated(const std::string& agentd_path, uint32_t
 
 Status drainNodeIsolated(const std::string& agentd_path, const std::string& node,
                          const std::string& reason, std::chrono::milliseconds timeout) {
-  exec::ClientCall call;
-  call.argv = {agentd_path, "--drain-node", node, reason};
-  call.inherit_environment = true;
-  call.timeout = timeout;
-  call.max_output = 4096;
-  auto r = exec::runClient(call);
-  ACCEL_TRY(r);
-  if (!r->succeeded())
-    return Error(ErrorCode::kUnavailable, "drain " + node + ": " + r->describe());
+  auto out = runChild({agentd_path, "--drain-node", node, reason}, "drain " + node, timeout);
+  ACCEL_TRY(out);
   return okStatus();
 }
 
 Status signalJobIsolated(const std::string& agentd_path, uint32_t job_id, int sig, bool steps_only,
                          std::chrono::milliseconds timeout) {
-  exec::ClientCall call;
-  call.argv = {agentd_path, "--signal-job", std::to_string(job_id), std::to_string(sig),
-               steps_only ? "steps" : "full"};
-  call.inherit_environment = true;
-  call.timeout = timeout;
-  call.max_output = 4096;
-  auto r = exec::runClient(call);
-  ACCEL_TRY(r);
-  if (!r->succeeded())
-    return Error(ErrorCode::kUnavailable,
-                 "signal job " + std::to_string(job_id) + ": " + r->describe());
+  auto out = runChild({agentd_path, "--signal-job", std::to_string(job_id), std::to_string(sig),
+                       steps_only ? "steps" : "full"},
+                      "signal job " + std::to_string(job_id), timeout);
+  ACCEL_TRY(out);
   return okStatus();
 }
 

@@ -41,7 +41,8 @@ daemon_context() {
 
 # Programs `up` needs; checked first so a missing package is named before anything starts.
 SANDBOX_COMMANDS=(munged mungekey munge unmunge mariadbd mariadb-install-db mariadb slurmdbd
-    slurmctld slurmd sacctmgr scontrol sinfo squeue scancel ss flock setsid prometheus curl)
+    slurmctld slurmd sacctmgr scontrol sinfo squeue scancel ss flock setsid prometheus curl
+    unshare mount umount)
 # And those of a sandbox of several nodes.
 MULTI_COMMANDS=(ip nsenter unshare mount mknod hostname sysctl jq cmp)
 
@@ -307,7 +308,8 @@ fabric_netns_down() {
 # The holder of a node's namespaces: entered into the node's network namespace, it makes its
 # own UTS and mount namespaces, where sandbox-nsinit sets the host name, binds the hosts
 # file and the node's accel.conf and vipu.conf over the shared ones (a node without V-IPU
-# has no vipu.conf to bind) and, for a topology with GPUs, makes the private /dev; then it
+# has no vipu.conf to bind), mounts the node's own cgroups at /sys/fs/cgroup/<controller>
+# (sandbox-cgroup.sh) and, for a topology with GPUs, makes the private /dev; then it
 # sleeps. The node's agent and slurmd enter its namespaces (in_node_wrap), so either can be
 # stopped and started alone.
 spawn_node() {
@@ -316,6 +318,8 @@ spawn_node() {
     if [[ $NODE_VIPU == yes ]]; then args+=(--bind "$NODE_ETC/vipu.conf" "$SB_ETC/vipu.conf"); fi
     mkdir -p "$NODE_RUN" "$SB_SPOOL/$NODE_NAME"
     chmod 0755 "$NODE_RUN"
+    node_cgroups_up
+    args+=("${NSINIT_CGROUP_ARGS[@]}")
     if ((${NODE_GPUS[$NODE_NAME]:-0} > 0)); then
         args+=(--gpus "${NODE_GPUS[$NODE_NAME]}" "$NODE_RUN/dev")
     fi
@@ -336,13 +340,28 @@ ready_node() {
     done
 }
 
-# in_node_wrap: SPAWN_WRAP that enters the namespaces of the current node's holder.
+# in_node_wrap: SPAWN_WRAP that enters the namespaces of the current node's holder. The
+# one-node sandbox's node is this host, without a holder: its agent and slurmd each get a
+# mount namespace of their own, made alike (one_node_wrap).
 in_node_wrap() {
     SPAWN_WRAP=()
-    [[ $MULTI == yes ]] || return 0
+    if [[ $MULTI != yes ]]; then
+        node_cgroups_up
+        one_node_wrap
+        return 0
+    fi
     local holder
     holder=$(daemon_pid "node@$NODE_NAME") || die "node $NODE_NAME is not running (no node@$NODE_NAME)"
     SPAWN_WRAP=(nsenter --target "$holder" --net --uts --mount --wd="$SANDBOX_DIR" --)
+}
+
+# one_node_wrap: SPAWN_WRAP for a process of the one-node sandbox's node, made once
+# node_cgroups_up has set NSINIT_CGROUP_ARGS: a private mount namespace in which the node's
+# cgroups are mounted at /sys/fs/cgroup/<controller>, as in a node of several. Everything
+# else is this host's: network, host name, files.
+one_node_wrap() {
+    SPAWN_WRAP=(unshare --mount --propagation private bash "$SCRIPT_DIR/lib/sandbox-nsinit"
+        "${NSINIT_CGROUP_ARGS[@]}" --)
 }
 
 # --- agentd (accel-agentd) ---------------------------------------------------------------------
@@ -351,7 +370,8 @@ in_node_wrap() {
 # before slurmd: every job's Prolog asks it. With several nodes it runs in its node's
 # namespaces (its host name is the node's name) and reads the node's accel.conf, mounted at
 # the shared path there; a node without V-IPU names its own path instead, so that the agent
-# finds no vipu.conf beside it.
+# finds no vipu.conf beside it. In the one-node sandbox it has a mount namespace of its own
+# (one_node_wrap): it sees the node's cgroups, and so Slurm's, where slurmd sees them.
 start_agentd() { spawn_agentd && ready_agentd; }
 
 spawn_agentd() {
@@ -381,6 +401,8 @@ ready_agentd() {
 }
 
 # --- slurmd ------------------------------------------------------------------------------------
+# It runs in its node's namespaces (in_node_wrap), where /sys/fs/cgroup/<controller> is the
+# node's own cgroup: the cgroups of its jobs are made there (sandbox-cgroup.sh).
 # slurmctld restores the node's last state from its state file, so "idle" alone does not prove
 # that this slurmd registered: its start time, as slurmctld reports it, does.
 start_slurmd() { spawn_slurmd && ready_slurmd; }

@@ -16,7 +16,9 @@
 # own path, so the build tree and the sandbox under it have the same paths inside and out. The
 # network is the host's: the one-node sandbox binds loopback ports it picked free there. Every
 # process started inside ends with the command (PID namespace), and the mounts go with the
-# namespace.
+# namespace. /sys is the machine's, cgroup hierarchies included: the cgroups a sandbox inside
+# makes for its nodes are the machine's (slurm-sandbox's `down` removes them, or the next
+# fresh `up` of the same sandbox directory when a run ended without `down`).
 
 SLURM_ROOT_CACHE=${ACCEL_TEST_CACHE:-/var/cache/accel-agent-test}
 : "${repo:?scripts/lib/slurm-root.sh needs repo, the checkout}"

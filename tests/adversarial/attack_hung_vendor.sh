@@ -19,13 +19,14 @@ trap 'rm -rf "$faults" "$faults.fired"' EXIT
 echo "cancel hang once" >"$faults"
 chmod 644 "$faults"
 
-# Both jobs launch their appliance job at once. The launcher leaves the job's process tree
-# (setsid -f), so that the SIGTERM at the limit does not make it cancel its appliance job
-# itself: only the agent's cancel ends it. The job script ends at that SIGTERM.
+# Both jobs launch their appliance job at once. The launcher submits and leaves (--detach):
+# every process of the job gets SIGTERM at the limit, and a launcher still there would cancel
+# its appliance job itself; this way only the agent's cancel ends it. The job script ends at
+# that SIGTERM.
 # shellcheck disable=SC2016 # expanded by the job, not here
 script='#!/bin/bash
-setsid -f bash -c '"'"'exec fake-appliance-job --csx 1 --queue-seconds 0 --run-seconds 60 >"$0"'"'"' \
-    "$HOME/hung-vendor-$SLURM_JOB_ID.id" </dev/null
+fake-appliance-job --detach --csx 1 --queue-seconds 0 --run-seconds 60 \
+    >"$HOME/hung-vendor-$SLURM_JOB_ID.id" </dev/null
 sleep 60
 '
 submit -o /dev/null --job-time-sec=2 <<<"$script"

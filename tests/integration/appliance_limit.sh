@@ -3,11 +3,11 @@
 # a warning (USR1) 1 s before to its batch shell (B:, as the script itself does the work), and
 # 5 minutes of Slurm time. Its appliance job waits 4 s in the
 # appliance queue, which does not count, then runs. So the warning comes about 6 s after the
-# launch and SIGTERM about 7 s after it, the agent cancels the appliance job through the
-# appliance client, and the job's accounting summary says time_limit: minutes before Slurm's
+# launch and SIGTERM about 7 s after it to every process of the job, the launcher among them,
+# the appliance job is cancelled, and the job's accounting summary says time_limit: minutes before Slurm's
 # own limit, and far inside Slurm's own slack (30-90 s). The job script ignores SIGTERM, so
-# SIGKILL ends it when the grace period (ApplianceKillGrace, 30 s by default) is over; its
-# surrogate step, whose appliance job the agent cancelled, ends FAILED.
+# SIGKILL ends it when the grace period (ApplianceKillGrace, 5 s in the sandbox) is over; its
+# surrogate step, whose appliance job was cancelled, ends FAILED.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -52,23 +52,28 @@ log "warning after $w s, SIGTERM after $t s (queue 4 s + limit 3 s, lead 1 s)"
 # Queue time must not count: with it, the limit would hit 3 s after the launch.
 (($(echo "$w >= 5.5 && $w <= 7.5" | bc))) || fail "warning after $w s, expected about 6"
 (($(echo "$t >= 6.5 && $t <= 8.5" | bc))) || fail "SIGTERM after $t s, expected about 7"
-# The launcher ends because the agent cancelled its appliance job (exit 2), at once.
+# The launcher ends with its appliance job cancelled (exit 2), at once.
 read -r code ended < <(sed -n 's/^launcher ended \([0-9]*\) \([0-9.]*\)$/\1 \2/p' <<<"$out")
 expect_eq "launcher exit (cancelled)" 2 "${code:-none}"
 (($(echo "$ended - $term <= 4" | bc))) || fail "the launcher ended $(echo "$ended - $term" | bc) s after SIGTERM"
-# The task ignored SIGTERM: SIGKILL came when the 30 s grace was over, not before, not much after.
+# The task ignored SIGTERM: SIGKILL came when the grace was over, not before, not much after.
+grace=$(sed -n 's/^ApplianceKillGrace=\([0-9]*\).*/\1/p' "$ACCEL_SANDBOX_NODE_CONF_1")
+grace=${grace:-30}
 expect_eq "sacct state|exit code (killed)" "FAILED|0:9" "$JOB_FINAL"
 end=$(date -d "$(as_test_user sacct -n -P -X -j "$JOB_ID" -o End)" +%s)
 k=$(echo "$end - $term" | bc)
-log "the job ended $k s after SIGTERM (grace 30 s; sacct has whole seconds)"
-(($(echo "$k >= 29 && $k <= 36" | bc))) || fail "SIGKILL $k s after SIGTERM, expected the 30 s grace"
+log "the job ended $k s after SIGTERM (grace $grace s; sacct has whole seconds)"
+(($(echo "$k >= $grace - 1 && $k <= $grace + 2" | bc))) || fail "SIGKILL $k s after SIGTERM, expected the $grace s grace"
 
-# The agent itself cancelled the appliance job through the appliance client.
+# The appliance job was cancelled at the limit, once: by its launcher, which got SIGTERM as
+# every process of the job does, or by the agent through the appliance client when the
+# launcher had not yet (never both: the agent cancels only what still runs).
 appl=$(head -1 "$TEST_HOME/appliance-$JOB_ID.id")
 rm -f "$TEST_HOME/appliance-$JOB_ID.id"
 [[ $appl == wsjob-* ]] || fail "no appliance job id ('$appl')"
-grep -q "^csctl cancel job $appl\$" "$ACCEL_HW_MOCK_STATE/appliance/calls.log" ||
-    fail "the agent never ran 'csctl cancel job $appl'"
+cancels=$(grep -c "^csctl cancel job $appl\$" "$ACCEL_HW_MOCK_STATE/appliance/calls.log" || true)
+((cancels <= 1)) || fail "the agent cancelled $appl $cancels times"
+log "the agent's cancels of $appl: $cancels (0: its launcher cancelled it on SIGTERM first)"
 state=$(csctl get jobs -o json -l "slurm-job-id=$JOB_ID" | jq -r --arg id "$appl" '.items[] | select(.name == $id) | .state')
 expect_eq "appliance job state" "CANCELLED" "$state"
 

@@ -28,14 +28,14 @@ now() { date +%s.%N; }
 echo "started $(now)"
 trap 'echo "batch warned $(now)"' USR1
 trap 'echo "batch term $(now)"; exit 143' TERM
-srun --quiet bash @DIR@/task.sh &
+srun --quiet bash @DIR@/task.sh @DIR@ &
 step=$!
 # A trapped signal interrupts wait; the step is waited for again.
 while kill -0 $step 2>/dev/null; do wait $step; done
 echo "finished $(now)"
 SCRIPT
 # The batch script runs as a copy in slurmd's spool: it is told where task.sh is.
-sed -i "s|@DIR@|$dir|" "$dir/job.sh"
+sed -i "s|@DIR@|$dir|g" "$dir/job.sh"
 chown -R "$TEST_USER" "$dir"
 
 declare -A job_of
@@ -51,7 +51,7 @@ done
 check() {
     local form=$1 warned_one=$2 spared=$3 job=${job_of[$1]} out at_started w t used summary
     wait_job_final "$job" 90
-    out=$(<"$dir/${form%%:*}.out")
+    out=$(cat "$dir/${form%%:*}.out" "$dir/step.$job" 2>/dev/null || true)
     log "job $job ($form) output:"$'\n'"$out"
     at() { sed -n "s/^$1 \\([0-9.]*\\)$/\\1/p" <<<"$out" | head -1; }
     grep -q 'finished ' <<<"$out" && fail "$form: the job ran its whole 25 s: its limit of 6 s was not enforced"

@@ -36,7 +36,7 @@ now() { date +%s.%N; }
 echo "started \$(now)"
 trap 'echo "batch warned \$(now)"' USR1
 trap 'echo "batch term \$(now)"; exit 143' TERM
-srun --quiet bash "$dir/task.sh" &
+srun --quiet bash "$dir/task.sh" "$dir" &
 step=\$!
 while kill -0 \$step 2>/dev/null; do wait \$step; done
 echo "finished \$(now)"
@@ -52,7 +52,7 @@ none_job=$JOB_ID
 
 # The GPU job: measured by its steps, warned and stopped on time.
 wait_job_final "$gpu_job" 90
-out=$(<"$dir/gpu.out")
+out=$(cat "$dir/gpu.out" "$dir"/step.* 2>/dev/null || true)
 log "GPU job $gpu_job output:"$'\n'"$out"
 at() { sed -n "s/^$1 \\([0-9.]*\\)$/\\1/p" <<<"$out" | head -1; }
 grep -q 'finished ' <<<"$out" && fail "the GPU job ran its whole 25 s: its limit of 6 s was not enforced"

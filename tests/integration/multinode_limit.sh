@@ -37,7 +37,7 @@ submit -J "$tag" -o "$dir/job.out" -w "${nodes[0]},${nodes[1]}" -N 2 --ntasks-pe
 #!/bin/bash
 trap '' USR1
 trap 'exit 0' TERM
-fake-appliance-job --csx 1 --queue-seconds 0.2 --run-seconds 120 >"$dir/appliance.id" &
+fake-appliance-job --detach --csx 1 --queue-seconds 0.2 --run-seconds 120 >"$dir/appliance.id"
 echo "launched \$(date +%s.%N)"
 srun bash "$dir/task.sh" "$dir"
 wait
@@ -66,7 +66,11 @@ done
 
 appl=$(head -1 "$dir/appliance.id")
 [[ $appl == wsjob-* ]] || fail "no appliance job id ('$appl')"
+# The launcher submitted and left (--detach): only the agents' cancel ends the appliance job,
+# and only the job's first node issues it.
 expect_eq "cancels of $appl" 1 "$(grep -c "^csctl cancel job $appl\$" "$ACCEL_HW_MOCK_STATE/appliance/calls.log" || true)"
+state=$(csctl get jobs -o json -l "slurm-job-id=$JOB_ID" | jq -r --arg id "$appl" '.items[] | select(.name == $id) | .state')
+expect_eq "appliance job state" "CANCELLED" "$state"
 
 wait_comment "$JOB_ID" 30
 json=$(summary_of "$COMMENT")

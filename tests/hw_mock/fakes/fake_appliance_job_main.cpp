@@ -18,7 +18,7 @@ namespace accel::hw_mock {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: fake-appliance-job --csx N --queue-seconds Q --run-seconds R [--fail]"
+    "usage: fake-appliance-job --csx N --queue-seconds Q --run-seconds R [--fail] [--detach]"
     " [--label KEY=VALUE]...\n";
 constexpr double kPollSeconds = 0.05;
 
@@ -53,13 +53,19 @@ Status parseOption(const std::string& name, const std::string& value, ApplianceJ
   return okStatus();
 }
 
-Result<ApplianceJob> parseArgs(const std::vector<std::string>& argv) {
+// `detach`: set by --detach, a launcher that submits and leaves (the
+// appliance job runs on; nothing of the Slurm job follows or cancels it).
+Result<ApplianceJob> parseArgs(const std::vector<std::string>& argv, bool& detach) {
   ApplianceJob job;
   bool seen_csx = false, seen_queue = false, seen_run = false;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& name = argv[i];
     if (name == "--fail") {
       job.will_fail = true;
+      continue;
+    }
+    if (name == "--detach") {
+      detach = true;
       continue;
     }
     if (name != "--csx" && name != "--queue-seconds" && name != "--run-seconds" &&
@@ -129,7 +135,8 @@ int run(int argc, char** argv) {
                            [] { std::fputs("\x01 <<garbled job id>>\n", stdout); }});
   if (fault >= 0) return fault;
   installHandlers();  // after the faults, so a `hang` still dies on SIGTERM
-  auto job = parseArgs(argList(argc, argv));
+  bool detach = false;
+  auto job = parseArgs(argList(argc, argv), detach);
   if (!job.ok()) return fail(job.error().message() + "\n" + kUsage, 2);
   auto jobs_dir = jobsDir(*dir);
   if (!jobs_dir.ok()) return fail(jobs_dir.error().message());
@@ -140,6 +147,7 @@ int run(int argc, char** argv) {
   if (auto s = saveJob(*jobs_dir, *job); !s.ok()) return fail(s.error().message());
   std::printf("%s\n", job->id.c_str());
   std::fflush(stdout);
+  if (detach) return 0;
   return follow(*dir, *jobs_dir, *job);
 }
 

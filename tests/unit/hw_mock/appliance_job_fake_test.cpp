@@ -122,6 +122,20 @@ TEST(FakeApplianceJob, SigtermCancelsItsOwnJob) {
   }
 }
 
+// --detach: the launcher prints the id and leaves; the appliance job runs on
+// until it ends or is cancelled.
+TEST(FakeApplianceJob, DetachLeavesTheJobRunning) {
+  FakeEnv env;
+  RunResult r =
+      env.run(FAKE_APPLIANCE_JOB, launch("1", "0", "60", {"--detach"}), {{"SLURM_JOB_ID", "73"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  json job = waitForState(env, "73", "RUNNING");
+  EXPECT_EQ(firstLine(r.out), job.value("name", ""));
+  RunResult c = env.run(FAKE_CSCTL, {"cancel", "job", job.value("name", "")});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  waitForState(env, "73", "CANCELLED");
+}
+
 TEST(FakeApplianceJob, NeedsASlurmJobId) {
   FakeEnv env;
   RunResult r = env.run(FAKE_APPLIANCE_JOB, launch("1", "0", "0"));

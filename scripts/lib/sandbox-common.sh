@@ -426,3 +426,11 @@ load_ports() {
         [[ -n ${!key:-} ]] || return 1
     done
 }
+
+# The process tracking `up` chose: cgroup (the default, as sites run it) or linuxproc
+# (up --proctrack linuxproc), kept in state/proctrack while the sandbox exists.
+sandbox_proctrack() {
+    local p=cgroup
+    [[ -r $SB_STATE/proctrack ]] && p=$(<"$SB_STATE/proctrack")
+    echo "$p"
+}

@@ -16,7 +16,9 @@
 #   expect_no_process_left JOB   fails naming each process of JOB still there
 #   expect_not_drained NODE...   fails if a node is drained
 #   kill_grace                   the sandbox's ApplianceKillGrace in seconds (30 when unset)
-#   expect_left_queue JOB        fails unless the job leaves the queue (its epilog done) within 5 s
+#   expect_left_queue JOB [SECONDS]
+#                                fails unless the job leaves the queue (its epilog done) within
+#                                SECONDS (default 5)
 #   noted_roles PREFIX WHAT FILE...
 #                                the roles of PREFIX that noted WHAT (started, warned) in the
 #                                notes FILEs, sorted, one a line
@@ -105,7 +107,7 @@ expect_not_drained() {
 }
 
 expect_left_queue() {
-    local job=$1 deadline=$((SECONDS + 5))
+    local job=$1 deadline=$((SECONDS + ${2:-5}))
     while [[ -n $(squeue -h -j "$job" 2>/dev/null) ]]; do
         ((SECONDS < deadline)) || fail "job $job is still in the queue: $(squeue -h -j "$job" -o '%T %R')"
         sleep 0.2

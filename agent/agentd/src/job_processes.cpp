@@ -319,8 +319,9 @@ std::optional<JobCgroup> JobProcesses::cgroupOf(const agent::JobRecord& rec) {
 // Under mu_. Said once per change of what the node's tracking is.
 void JobProcesses::noted(std::optional<JobCgroup> found) {
   std::string now =
-      !found ? "registered tasks only (no cgroup process tracking: proctrack/linuxproc or "
-               "proctrack/pgid); slurmctld signals each step through Slurm's own tracking"
+      !found ? "what slurmctld's own tracking finds of the job's steps (no cgroup process "
+               "tracking: proctrack/linuxproc or proctrack/pgid); the registered tasks where "
+               "slurmctld cannot be asked"
       : found->version == CgroupVersion::kV1
           ? "every process of the job's steps (cgroup v1, freezer)"
           : "every process of the job's steps (cgroup v2)";
@@ -330,9 +331,9 @@ void JobProcesses::noted(std::optional<JobCgroup> found) {
   if (!found)
     log::warning(
         "limit: this node's jobs are not in cgroups of their own (ProctrackType is not "
-        "proctrack/cgroup): an appliance limit reaches the registered tasks and what slurmctld's "
-        "own process tracking finds of each step; a process that left its step's process tree "
-        "or group outlives the limit");
+        "proctrack/cgroup): an appliance limit reaches what slurmctld's own process tracking "
+        "finds of each step; a process that left its step's process tree or group outlives the "
+        "limit");
   else
     log::info("limit: an appliance limit reaches " + now);
 }
@@ -411,7 +412,13 @@ int JobProcesses::signal(const agent::JobRecord& rec, LimitAction action, int si
   if (action == LimitAction::kWarn && rec.spec.appliance_signal_batch)
     return signalTasks(tasksToSignal(rec, action), sig);  // the batch shell alone
   auto cg = cgroupOf(rec);
-  if (!cg) return signalTasks(tasksToSignal(rec, action), sig);
+  if (!cg) {
+    // slurmctld first (followUp): Slurm's tracking finds a task's whole tree
+    // only while the task lives; a task that ended on a signal sent from here
+    // would leave its children to init, out of every tracking's reach.
+    if (options_.ask_slurm) return kThroughSlurmctld;
+    return signalTasks(tasksToSignal(rec, action), sig);
+  }
   int reached = 0;
   const bool freeze = action == LimitAction::kKill && cg->version == CgroupVersion::kV1;
   for (const auto& dir : stepDirs(rec, *cg, action))
@@ -441,9 +448,14 @@ std::vector<Leftover> JobProcesses::followUp(const agent::JobRecord& rec, LimitA
     if (!options_.ask_slurm || (action == LimitAction::kWarn && rec.spec.appliance_signal_batch))
       return {};
     auto s = options_.ask_slurm(rec.spec.job_id, sig, action == LimitAction::kWarn);
-    if (!s.ok())
-      log::warning(jobWho(rec.spec.job_id) +
-                   "slurmctld did not signal its steps: " + s.error().message());
+    if (!s.ok()) {
+      const int reached = signalTasks(tasksToSignal(rec, action), sig);
+      log::warning(jobWho(rec.spec.job_id) + "slurmctld did not signal the job (" +
+                   s.error().message() + "); signal " + std::to_string(sig) + " sent to " +
+                   std::to_string(reached) + " registered task(s)");
+    } else if (action == LimitAction::kKill) {
+      signalTasks(tasksToSignal(rec, action), sig);  // twice does no harm to SIGKILL
+    }
     return {};
   }
   if (action != LimitAction::kKill) return {};

@@ -27,6 +27,12 @@ int signalFor(const agent::JobRecord& rec, LimitAction action) {
                                         : SIGTERM;
 }
 
+// What a signal reached, for the log: a count, or the job through slurmctld.
+std::string reachedText(int reached) {
+  return reached < 0 ? "the job's steps through slurmctld (no cgroup tracking here)"
+                     : std::to_string(reached) + " process(es)";
+}
+
 }  // namespace
 
 LimitEnforcer::LimitEnforcer(agent::JobManager& manager, int64_t grace_ns, EnforcerActions actions)
@@ -245,7 +251,7 @@ void LimitEnforcer::report(const Taken& t) {
         .limit_s = limit_s,
         .remaining_s = static_cast<uint64_t>(std::max<int64_t>(0, left) / 1'000'000'000)});
     log::info(who + "signal " + std::to_string(rec.spec.appliance_signal) + " sent to " +
-              std::to_string(t.reached) + " process(es) ahead of the appliance limit");
+              reachedText(t.reached) + " ahead of the appliance limit");
   } else if (t.action == LimitAction::kEnforce) {
     // Every node of the job reads the same appliance, so each reaches the
     // limit at once and stops its own tasks; the cancel is issued once, by
@@ -257,15 +263,15 @@ void LimitEnforcer::report(const Taken& t) {
                                  .limit_s = limit_s,
                                  .used_s = static_cast<uint64_t>(used_ns / 1'000'000'000)});
     log::warning(who + "appliance limit of " + std::to_string(limit_s) +
-                 " s reached: SIGTERM sent to " + std::to_string(t.reached) + " process(es) " +
+                 " s reached: SIGTERM sent to " + reachedText(t.reached) + " " +
                  std::to_string(t.late_ns / 1000) + " us after the deadline" +
                  (!actions_.cancel_appliance ? ""
                   : leads                    ? ", appliance jobs cancelled"
                           : "; the job's first node " + agent::jobLeader(rec.spec) +
                                 " cancels its appliance jobs"));
-  } else if (t.reached > 0) {
-    log::warning(who + "SIGKILL sent to " + std::to_string(t.reached) +
-                 " process(es) left after the grace period");
+  } else if (t.reached != 0) {
+    log::warning(who + "SIGKILL sent to " + reachedText(t.reached) +
+                 " left after the grace period");
   }
   if (actions_.follow_up) actions_.follow_up(rec, t.action, t.sig);
 }

@@ -126,6 +126,8 @@ int signalJobCommand(accel::agentd::Slurmctld& slurmctld, int argc, char** argv)
     return 2;
   }
   auto s = slurmctld.signalJob(static_cast<uint32_t>(id), static_cast<int>(sig), scope == "steps");
+  // A job that is over (or ending) has nothing left to signal.
+  if (!s.ok() && s.error().code() == accel::ErrorCode::kNotFound) return 0;
   if (!s.ok()) {
     std::fprintf(stderr, "accel-agentd: %s\n", s.error().message().c_str());
     return 1;

@@ -283,7 +283,11 @@ TEST_F(JobProcessesTest, AProcessStillListedAfterSigkillIsReturnedAsLeftOver) {
       jp.followUp(rec_, LimitAction::kKill, SIGKILL, std::chrono::milliseconds(100)).empty());
 }
 
-TEST_F(JobProcessesTest, WithoutCgroupsTheTasksAreSignalledAndSlurmctldIsAsked) {
+// No cgroup tracking: slurmctld signals the job first (its tracking finds a
+// task's whole tree while the task lives), nothing is sent from here then;
+// the registered tasks are signalled directly only where slurmctld cannot
+// (and get SIGKILL in any case).
+TEST_F(JobProcessesTest, WithoutCgroupsSlurmctldSignalsTheJobAndTheTasksAreTheBackstop) {
   pid_t shell = child("step_batch");
   pid_t work = child("step_0");
   pid_t task_child = child("step_0");
@@ -293,20 +297,43 @@ TEST_F(JobProcessesTest, WithoutCgroupsTheTasksAreSignalledAndSlurmctldIsAsked) 
   rec_.tasks = {task(agent::kBatchStepId, shell), task(0, work)};
   std::string told;
   auto o = options();
+  bool slurmctld_answers = true;
+  o.ask_slurm = [&](uint32_t job, int sig, bool steps_only) {
+    asked_.push_back({job, sig, steps_only});
+    return slurmctld_answers ? okStatus() : Status(Error(ErrorCode::kUnavailable, "no answer"));
+  };
   o.tracking_changed = [&](const std::string& how) { told = how; };
   JobProcesses jp(o);
-  EXPECT_EQ(jp.signal(rec_, LimitAction::kWarn, SIGUSR1), 1);
-  EXPECT_EQ(endedBy(work), SIGUSR1);
-  EXPECT_TRUE(running(task_child));
+  EXPECT_EQ(jp.signal(rec_, LimitAction::kWarn, SIGUSR1), JobProcesses::kThroughSlurmctld);
   jp.followUp(rec_, LimitAction::kWarn, SIGUSR1, {});
+  ASSERT_EQ(asked_.size(), 1u);
+  EXPECT_EQ(asked_[0].job, kJob);
+  EXPECT_EQ(asked_[0].sig, SIGUSR1);
+  EXPECT_TRUE(asked_[0].steps_only);
+  EXPECT_TRUE(running(work)) << "signalled from here although slurmctld did it";
+  // slurmctld does not answer: the registered tasks of the steps get it here.
+  slurmctld_answers = false;
+  EXPECT_EQ(jp.signal(rec_, LimitAction::kEnforce, SIGTERM), JobProcesses::kThroughSlurmctld);
   jp.followUp(rec_, LimitAction::kEnforce, SIGTERM, {});
   ASSERT_EQ(asked_.size(), 2u);
-  EXPECT_EQ(asked_[0].job, kJob);
-  EXPECT_TRUE(asked_[0].steps_only);
-  EXPECT_EQ(asked_[1].sig, SIGTERM);
   EXPECT_FALSE(asked_[1].steps_only);
+  EXPECT_EQ(endedBy(shell), SIGTERM);
+  EXPECT_EQ(endedBy(work), SIGTERM);
+  EXPECT_TRUE(running(task_child));  // beyond the registered tasks: slurmctld's to reach
   EXPECT_NE(told.find("no cgroup process tracking"), std::string::npos) << told;
   EXPECT_EQ(jp.describe(), told);
+}
+
+// Without slurmctld to ask (unset), the registered tasks are signalled at once.
+TEST_F(JobProcessesTest, WithoutCgroupsOrSlurmctldTheTasksAreSignalledAtOnce) {
+  pid_t work = child("step_0");
+  std::ofstream(proc_ + "/" + std::to_string(work) + "/cgroup", std::ios::trunc) << "6:freezer:/\n";
+  rec_.tasks = {task(0, work)};
+  auto o = options();
+  o.ask_slurm = nullptr;
+  JobProcesses jp(o);
+  EXPECT_EQ(jp.signal(rec_, LimitAction::kEnforce, SIGTERM), 1);
+  EXPECT_EQ(endedBy(work), SIGTERM);
 }
 
 }  // namespace

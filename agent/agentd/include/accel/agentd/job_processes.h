@@ -24,8 +24,10 @@
 // spares (agent::sparedSteps: surrogate steps) get neither the warning nor
 // SIGTERM. Only processes of the job's user are signalled, never slurmstepd.
 //
-// Without cgroup tracking (proctrack/linuxproc or pgid) the registered tasks
-// are signalled, and slurmctld is asked to signal the job's steps, which
+// Without cgroup tracking (proctrack/linuxproc or pgid) slurmctld is asked to
+// signal the job's steps, first (a task that ended on a signal of ours would
+// leave its children to init, beyond Slurm's tracking too), and the
+// registered tasks are signalled directly where slurmctld cannot. That
 // reaches what Slurm's own tracking finds: a process that left its step's
 // process tree (linuxproc) or process group (pgid) is lost, and the waiters
 // of surrogate steps are not spared (their steps read CANCELLED). The node
@@ -113,11 +115,15 @@ class JobProcesses {
   // Finds the job's cgroup while its tasks live (cached per run of the job);
   // any thread.
   void observe(const agent::JobRecord& rec);
-  // Signals for `action`; returns how many processes were reached. Only
+  // Signals for `action`; returns how many processes were reached, or
+  // kThroughSlurmctld where slurmctld is to signal the job (followUp). Only
   // signals: the limit thread calls it.
+  static constexpr int kThroughSlurmctld = -1;
   int signal(const agent::JobRecord& rec, agent::LimitAction action, int sig);
   // What may take time after an action, on the enforcer's reporter thread:
-  // without cgroup tracking, slurmctld signals the steps. After kKill, waits
+  // without cgroup tracking, slurmctld signals the job (the registered tasks
+  // are signalled here instead when it cannot, and get SIGKILL too). After
+  // kKill, waits
   // up to `settle` for the job's processes to go; what is left is returned
   // (a node fault: the kernel did not end them).
   std::vector<Leftover> followUp(const agent::JobRecord& rec, agent::LimitAction action, int sig,

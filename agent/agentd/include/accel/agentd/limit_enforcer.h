@@ -47,8 +47,9 @@ std::vector<agent::TaskRef> tasksToSignal(const agent::JobRecord& rec, agent::Li
 struct EnforcerActions {
   // Signals the job's processes for an action (job_processes.h: every
   // process of its steps where the node tracks them in cgroups, else
-  // tasksToSignal) and returns how many were reached. Only signals: it runs
-  // on the limit thread.
+  // tasksToSignal) and returns how many were reached, or a negative number
+  // when the signal goes out later, from follow_up (through slurmctld). Only
+  // signals: it runs on the limit thread.
   std::function<int(const agent::JobRecord& rec, agent::LimitAction action, int sig)> signal_job;
   // What may take time after an action (asking slurmctld, waiting for the
   // processes to go after SIGKILL), on the reporter thread; unset: nothing.

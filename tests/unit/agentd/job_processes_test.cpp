@@ -3,7 +3,8 @@
 // the lines this machine kind and Slurm write; the signalling tests use real
 // child processes, listed in a cgroup tree of plain files (the layout Slurm's
 // proctrack/cgroup makes) and a /proc of copies, so that which process got
-// which signal is what the kernel says of each child.
+// which signal is what the kernel says of each child; one test makes Slurm's
+// v2 layout in the machine's real cgroup2 hierarchy.
 #include "accel/agentd/job_processes.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -111,6 +114,26 @@ TEST(JobCgroupTest, WhatEachActionReaches) {
     EXPECT_FALSE(actionReachesStep(rec, a, kExternStepId));
 }
 
+// A child that waits for signals, once it is ready for them (`ignore_term`:
+// it ignores SIGTERM): the parent returns only after the child said so.
+pid_t pausingChild(bool ignore_term) {
+  int ready[2];
+  if (pipe(ready) != 0) return -1;
+  pid_t p = fork();
+  if (p == 0) {
+    if (ignore_term) signal(SIGTERM, SIG_IGN);
+    close(ready[0]);
+    close(ready[1]);  // the parent's read ends: the child is ready
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char c = 0;
+  while (read(ready[0], &c, 1) < 0 && errno == EINTR) {
+  }
+  close(ready[0]);
+  return p;
+}
+
 // A job of real processes: a fake /proc (copies of each child's stat and
 // status, its cgroup file written here) and a cgroup tree of plain files.
 class JobProcessesTest : public ::testing::Test {
@@ -142,11 +165,7 @@ class JobProcessesTest : public ::testing::Test {
   // A child that waits for signals; `ignore_term`: it ignores SIGTERM. Listed
   // in `step` (a step_* directory, or a subdirectory path below the job).
   pid_t child(const std::string& step, bool ignore_term = false, uint32_t shown_uid = ~0u) {
-    pid_t p = fork();
-    if (p == 0) {
-      if (ignore_term) signal(SIGTERM, SIG_IGN);
-      for (;;) pause();
-    }
+    pid_t p = pausingChild(ignore_term);
     children_.push_back(p);
     const std::string pd = proc_ + "/" + std::to_string(p);
     fs::create_directories(pd);
@@ -334,6 +353,71 @@ TEST_F(JobProcessesTest, WithoutCgroupsOrSlurmctldTheTasksAreSignalledAtOnce) {
   JobProcesses jp(o);
   EXPECT_EQ(jp.signal(rec_, LimitAction::kEnforce, SIGTERM), 1);
   EXPECT_EQ(endedBy(work), SIGTERM);
+}
+
+// The real kernel's cgroup v2: Slurm's v2 layout made in this machine's
+// unified hierarchy (/sys/fs/cgroup/unified here; its mount is read from the
+// mount table as in the daemon), real children moved into it. SIGTERM
+// reaches every process below step_0/user and nothing in step_0/slurm (where
+// slurmstepd lives); SIGKILL is one write of cgroup.kill, which ends the
+// process that ignored SIGTERM. Needs root, as CI runs.
+TEST(JobProcessesV2Test, SlurmsV2LayoutOnTheRealKernel) {
+  if (geteuid() != 0) GTEST_FAIL() << "this test must run as root (CI runs as root)";
+  auto mounts = cgroupMounts([] {
+    std::ifstream in("/proc/self/mountinfo");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }());
+  auto v2 = std::find_if(mounts.begin(), mounts.end(),
+                         [](const CgroupMount& m) { return m.version == CgroupVersion::kV2; });
+  ASSERT_NE(v2, mounts.end()) << "no cgroup2 file system is mounted here";
+  const std::string top = v2->mount_point + "/accel-test-" + std::to_string(getpid());
+  const std::string step = top + "/system.slice/slurmstepd.scope/job_42/step_0";
+  std::error_code ec;
+  fs::create_directories(step + "/slurm", ec);
+  ASSERT_FALSE(ec) << "cannot make " << step << ": " << ec.message();
+  fs::create_directories(step + "/user/task_0", ec);
+  ASSERT_FALSE(ec) << ec.message();
+  std::vector<pid_t> kids;
+  auto spawn = [&](const std::string& cgroup, bool ignore_term) {
+    pid_t p = pausingChild(ignore_term);
+    kids.push_back(p);
+    std::ofstream(cgroup + "/cgroup.procs") << p << "\n";
+    return p;
+  };
+  pid_t stepd = spawn(step + "/slurm", false);
+  pid_t task = spawn(step + "/user/task_0", false);
+  pid_t stubborn = spawn(step + "/user/task_0", true);
+  agent::JobRecord rec;
+  rec.spec.job_id = 42;
+  rec.spec.uid = getuid();
+  rec.ready_ns = 1;
+  rec.tasks = {agent::TaskRef{0, task, *readStartTicks(task)}};
+  JobProcesses jp(JobProcesses::Options{});
+  jp.observe(rec);
+  EXPECT_NE(jp.describe().find("cgroup v2"), std::string::npos) << jp.describe();
+  auto endedBy = [](pid_t p, int tries) {
+    for (int i = 0; i < tries; ++i) {
+      int st = 0;
+      if (waitpid(p, &st, WNOHANG) == p) return WIFSIGNALED(st) ? WTERMSIG(st) : -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return 0;
+  };
+  EXPECT_EQ(jp.signal(rec, LimitAction::kEnforce, SIGTERM), 2);
+  EXPECT_EQ(endedBy(task, 100), SIGTERM);
+  EXPECT_EQ(endedBy(stubborn, 10), 0) << "it ignores SIGTERM";
+  EXPECT_EQ(jp.signal(rec, LimitAction::kKill, SIGKILL), 1);
+  EXPECT_EQ(endedBy(stubborn, 100), SIGKILL);
+  EXPECT_EQ(endedBy(stepd, 10), 0) << "slurmstepd's cgroup was signalled";
+  for (pid_t p : kids) {
+    kill(p, SIGKILL);
+    waitpid(p, nullptr, 0);
+  }
+  // Bottom-up, once the cgroups are empty.
+  for (const char* d : {"/user/task_0", "/user", "/slurm", ""}) rmdir((step + d).c_str());
+  for (std::string d = step.substr(0, step.rfind('/')); d.size() >= top.size();
+       d = d.substr(0, d.rfind('/')))
+    EXPECT_EQ(rmdir(d.c_str()), 0) << d << ": " << std::strerror(errno);
 }
 
 }  // namespace

@@ -287,9 +287,13 @@ void JobProcesses::observe(const agent::JobRecord& rec) {
   (void)cgroupOf(rec);
 }
 
-// From the first registered task that still runs; a definite answer (that
-// task is, or is not, in a cgroup of this job) is kept for this run of the job.
+// From the registered tasks that still run. The job's cgroup, once found, is
+// kept for this run of the job (its tasks may all be gone by the kill); a
+// task in no cgroup of the job is not taken as final (asked again next time:
+// a cheap read), so that one early look never sends a job down the slower
+// path through slurmctld.
 std::optional<JobCgroup> JobProcesses::resolve(const agent::JobRecord& rec) {
+  bool asked = false;
   for (const auto& t : rec.tasks) {
     if (t.pid <= 0) continue;
     auto text = readSmall(options_.proc_root + "/" + std::to_string(t.pid) + "/cgroup");
@@ -299,12 +303,18 @@ std::optional<JobCgroup> JobProcesses::resolve(const agent::JobRecord& rec) {
     if (!text || !ticks.ok() || *ticks != t.start_ticks) continue;
     auto found = jobCgroupFrom(*text, mounts_, rec.spec.job_id, rec.spec.uid);
     if (found && !isDir(found->dir)) found.reset();
+    asked = true;
+    if (!found) continue;
     std::lock_guard<std::mutex> g(mu_);
     cache_[rec.spec.job_id] = Cached{rec.ready_ns, found};
     noted(found);
     return found;
   }
-  return std::nullopt;  // no task to ask: not cached, asked again later
+  if (asked) {
+    std::lock_guard<std::mutex> g(mu_);
+    noted(std::nullopt);
+  }
+  return std::nullopt;
 }
 
 std::optional<JobCgroup> JobProcesses::cgroupOf(const agent::JobRecord& rec) {

@@ -28,8 +28,9 @@ namespace {
 
 // Bounds: a cgroup file of pids is read whole (a step of 100,000 processes is
 // ~700 KB); the tree below a step is walked this deep (v2: user/task_<n>,
-// and whatever a job nests below that); a step is read again while new
-// processes turn up (a fork loop), at most this often.
+// and whatever a job nests below that); a step that SIGKILL could not
+// freeze is read again while new processes turn up (a fork loop), at most
+// this often.
 constexpr size_t kMaxCgroupFileBytes = 8 << 20;
 constexpr int kMaxCgroupDepth = 8;
 constexpr int kMaxPasses = 16;
@@ -410,9 +411,18 @@ int JobProcesses::signalStep(const std::string& dir, const JobCgroup& cg, uint32
       // user is the one race left, as in Slurm's own proctrack.
       auto info = procInfo(options_.proc_root, pid);
       if (!info || !ownedByJob(*info, uid)) continue;
+      // srun, on SIGTERM, kills its step at once (SIGKILL through slurmctld),
+      // which would cut the grace of the step's tasks short: they get SIGTERM
+      // from here, and srun ends with them; SIGKILL after the grace reaches
+      // srun too.
+      if (sig == SIGTERM && info->comm == "srun") continue;
       if (sendTo(pid, sig)) ++reached;
     }
-    if (!fresh || frozen) break;  // frozen: nothing forked meanwhile
+    // One pass, as Slurm's own signal of a step, but for a SIGKILL that could
+    // not freeze the step: a process forked by a handler of SIGTERM or of the
+    // warning (a checkpoint's helper) is not the signal's to end; one forked
+    // past a SIGKILL is read again until no new one turns up (a fork loop).
+    if (!fresh || frozen || sig != SIGKILL) break;
   }
   if (frozen) writeSmall(dir + "/freezer.state", "THAWED");
   return reached;

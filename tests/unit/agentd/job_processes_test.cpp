@@ -164,7 +164,8 @@ class JobProcessesTest : public ::testing::Test {
 
   // A child that waits for signals; `ignore_term`: it ignores SIGTERM. Listed
   // in `step` (a step_* directory, or a subdirectory path below the job).
-  pid_t child(const std::string& step, bool ignore_term = false, uint32_t shown_uid = ~0u) {
+  pid_t child(const std::string& step, bool ignore_term = false, uint32_t shown_uid = ~0u,
+              const std::string& shown_comm = "") {
     pid_t p = pausingChild(ignore_term);
     children_.push_back(p);
     const std::string pd = proc_ + "/" + std::to_string(p);
@@ -177,6 +178,7 @@ class JobProcessesTest : public ::testing::Test {
     while (std::getline(status, line)) {
       if (line.rfind("Uid:", 0) == 0 && shown_uid != ~0u)
         line = "Uid:\t" + std::to_string(shown_uid) + "\t0\t0\t0";
+      if (line.rfind("Name:", 0) == 0 && !shown_comm.empty()) line = "Name:\t" + shown_comm;
       out << line << "\n";
     }
     std::ofstream(pd + "/status") << out.str();
@@ -260,26 +262,28 @@ TEST_F(JobProcessesTest, WarningWithBReachesTheBatchShellAlone) {
   EXPECT_TRUE(running(work));
 }
 
-TEST_F(JobProcessesTest, TermReachesTheBatchStepTooSigkillTheSparedAndNeitherTheExternStep) {
+TEST_F(JobProcessesTest, TermReachesTheBatchStepButSrunSigkillTheSparedNeitherTheExternStep) {
   pid_t shell = child("step_batch");
   pid_t orphan =
       child("step_batch", /*ignore_term=*/true);  // setsid, double-forked: listed all the same
   pid_t work = child("step_0");
   pid_t waiter = child("step_3");
   pid_t ext = child("step_extern");
-  pid_t other_user = child("step_0", false, uid_ + 1);  // shown as another user's: never signalled
+  pid_t other_user = child("step_0", false, uid_ + 1);   // shown as another user's: never signalled
+  pid_t srun = child("step_batch", false, ~0u, "srun");  // would kill its step at once on SIGTERM
   rec_.tasks = {task(agent::kBatchStepId, shell), task(0, work)};
   JobProcesses jp(options());
   EXPECT_EQ(jp.signal(rec_, LimitAction::kEnforce, SIGTERM), 3);
   EXPECT_EQ(endedBy(shell), SIGTERM);
   EXPECT_EQ(endedBy(work), SIGTERM);
-  for (pid_t p : {orphan, waiter, ext, other_user}) EXPECT_TRUE(running(p)) << p;
+  for (pid_t p : {orphan, waiter, ext, other_user, srun}) EXPECT_TRUE(running(p)) << p;
   // After the grace: what is left of the steps, the spared waiter too, never
   // the extern step or another user's process. The tasks are gone by now:
   // the cgroup found while they ran is used.
-  EXPECT_EQ(jp.signal(rec_, LimitAction::kKill, SIGKILL), 2);  // the others are gone
+  EXPECT_EQ(jp.signal(rec_, LimitAction::kKill, SIGKILL), 3);  // the others are gone
   EXPECT_EQ(endedBy(orphan), SIGKILL);
   EXPECT_EQ(endedBy(waiter), SIGKILL);
+  EXPECT_EQ(endedBy(srun), SIGKILL);
   EXPECT_TRUE(running(ext));
   EXPECT_TRUE(running(other_user));
 }

@@ -15,7 +15,9 @@
 // What each limit action reaches, as Slurm's own limit and --signal do:
 //   warn     without B: every process of every step but the batch step;
 //            with B: the batch shell alone (its registered task)
-//   enforce  every process of every step (SIGTERM)
+//   enforce  every process of every step (SIGTERM) but srun, which would kill
+//            its step at once on SIGTERM and so cut the tasks' grace short
+//            (it ends with its tasks, and SIGKILL reaches it after the grace)
 //   kill     every process of every step (SIGKILL; on v1 the step's freezer
 //            is frozen first, so that nothing forks past the signal; on v2
 //            cgroup.kill does it in one write)

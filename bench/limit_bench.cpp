@@ -6,9 +6,15 @@
 // --kind gpu: one GPU job per GPU of the topology; --kind ipu: IPU-POD jobs
 // of 2 IPUs each, their partitions made by the fake V-IPU controller of
 // --hw-mock (the clock of an IPU job runs while its steps run).
+// Each task runs as the job's uid in the job's cgroup v1 freezer, in Slurm's
+// proctrack/cgroup layout (private_freezer.h), so that the agent reaches it
+// as it reaches a job's processes on a node that tracks them with cgroups;
+// without a cgroup it would ask slurmctld first. Runs as root.
 // Output: one JSON object on stdout. Not a test: it asserts nothing.
 // For comparison: slurmctld checks time limits every 30 s and waits KillWait
 // (30 s by default) before SIGKILL, so Slurm's own slack is 30-90 s.
+#include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -31,12 +37,21 @@
 #include "accel/ipc/control_requests.h"
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
+#include "private_freezer.h"
 #include "process_harness.h"
 
 namespace {
 
+using accel::bench::PrivateFreezer;
 using nlohmann::json;
 using namespace std::chrono_literals;
+
+constexpr uid_t kUid = 4242;  // the jobs' user
+
+// A job's step cgroup, below the private freezer directory.
+std::string stepCgroup(uint32_t job) {
+  return "slurm_node1/uid_" + std::to_string(kUid) + "/job_" + std::to_string(job) + "/step_0";
+}
 
 int64_t realtimeNs() {
   timespec ts{};
@@ -51,11 +66,17 @@ struct Note {
   int64_t at_ns;
 };
 
-// The task: writes a Note to `fd` for SIGUSR1 and for SIGTERM, and exits on
-// SIGTERM.
-pid_t spawnTask(int fd) {
+// The task: in the job's step cgroup, as the job's uid; writes a Note to `fd`
+// for SIGUSR1 and for SIGTERM, and exits on SIGTERM.
+pid_t spawnTask(int fd, const PrivateFreezer& cg, uint32_t job) {
+  const std::string procs = cg.below(stepCgroup(job) + "/cgroup.procs");
   pid_t pid = fork();
   if (pid != 0) return pid;
+  int cgfd = openat(cg.rootFd(), procs.c_str(), O_WRONLY);
+  const std::string me = std::to_string(getpid());
+  if (cgfd < 0 || write(cgfd, me.data(), me.size()) != static_cast<ssize_t>(me.size())) _exit(126);
+  close(cgfd);
+  if (setgroups(0, nullptr) != 0 || setgid(kUid) != 0 || setuid(kUid) != 0) _exit(126);
   static int out;
   out = fd;
   struct sigaction sa {};
@@ -70,6 +91,16 @@ pid_t spawnTask(int fd) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (;;) pause();
+}
+
+// Waits (up to 2 s) until `pid` is in the job's step cgroup.
+bool inCgroup(const PrivateFreezer& cg, uint32_t job, pid_t pid) {
+  for (int tries = 0; tries < 2000; ++tries) {
+    auto pids = accel::bench::pidsOf(cg.read(stepCgroup(job) + "/cgroup.procs"));
+    if (std::find(pids.begin(), pids.end(), pid) != pids.end()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return false;
 }
 
 bool send(const std::string& socket, const std::vector<uint8_t>& request) {
@@ -128,6 +159,17 @@ int main(int argc, char** argv) {
   const int rounds = std::stoi(a["--rounds"]);
   const int64_t limit = std::stoll(a["--limit-seconds"]);
   const int64_t lead = std::stoll(a["--lead-seconds"]);
+  // Declared before the harness, so removed after the daemon is gone.
+  PrivateFreezer cg;
+  std::string error;
+  if (!cg.setUp(&error)) {
+    std::fprintf(stderr, "limit_bench: %s\n", error.c_str());
+    return 1;
+  }
+  // The agent asks slurmctld to signal a job whose cgroup it cannot find;
+  // never a real one (bench/run has a sandbox's SLURM_CONF in its
+  // environment).
+  ::unsetenv("SLURM_CONF");
   accel::testing::AgentHarness h({a["--agentd"], a["--accelctl"], a["--topology"]});
   if (ipu) {
     // The fake controller keeps its state under the harness's directory.
@@ -155,7 +197,7 @@ int main(int argc, char** argv) {
     if (pipe(fds) != 0) return 1;
     for (int n = 0; n < 4; ++n) {  // the captured topology has four GPUs
       uint32_t id = next_job++;
-      auto env = accel::testing::AgentHarness::jobEnv(id, 4242, ipu ? "" : std::to_string(n));
+      auto env = accel::testing::AgentHarness::jobEnv(id, kUid, ipu ? "" : std::to_string(n));
       env["SPANK_ACCEL_APPLIANCE_TIME"] = std::to_string(limit);
       env["SPANK_ACCEL_APPLIANCE_TIME_SOURCE"] = "option";
       env["SPANK_ACCEL_APPLIANCE_SIGNAL"] = std::to_string(SIGUSR1);
@@ -164,11 +206,13 @@ int main(int argc, char** argv) {
         env["SPANK_ACCEL_IPUS"] = "2";
         env["SPANK_ACCEL_NTASKS"] = "1";
       }
-      if (h.ctl({"prolog"}, env).exit_code != 0) {
+      if (!cg.makeDirs(stepCgroup(id)) || h.ctl({"prolog"}, env).exit_code != 0) {
         ++failures;
         continue;
       }
-      pid_t pid = spawnTask(fds[1]);
+      pid_t pid = spawnTask(fds[1], cg, id);
+      // In its cgroup before the agent hears of it, as slurmstepd does it.
+      if (!inCgroup(cg, id, pid)) std::fprintf(stderr, "limit_bench: job %u: no cgroup\n", id);
       if (!startStepAndTask(h.socketPath(), id, pid)) {
         std::fprintf(stderr, "limit_bench: job %u: step or task report refused\n", id);
         ++failures;
@@ -202,7 +246,8 @@ int main(int argc, char** argv) {
       }
       if (getenv("LIMIT_BENCH_TRACE") && !delays.empty())
         std::fprintf(stderr, "job %u: %.0f us\n", id, delays.back());
-      (void)h.ctl({"epilog"}, accel::testing::AgentHarness::jobEnv(id, 4242));
+      (void)h.ctl({"epilog"}, accel::testing::AgentHarness::jobEnv(id, kUid));
+      if (!cg.remove(stepCgroup(id).substr(0, stepCgroup(id).rfind('/')))) ++failures;
     }
   }
   // The agent's own side: when it sent SIGTERM, from its log.

@@ -399,26 +399,11 @@ void Daemon::startStaleSweep() {
 }
 
 // Job directories go to a trash beside them and are removed by a thread of
-// their own (trash_remover.h). Its outcomes are logged: a failure is a
-// warning (the tree is tried again), a long removal a note.
+// their own (trash_remover.h), which logs its outcomes (logTrashOutcome).
 Status Daemon::startTrash(const std::string& ipu_root) {
   std::vector<std::string> roots{config_.run_dir + "/jobs"};
   if (!ipu_root.empty()) roots.push_back(ipu_root);
-  auto report = [](const std::string& path, const Status& outcome, const RemoveTreeStats& stats,
-                   std::chrono::milliseconds took) {
-    const std::string what = "trash: " + path + ": ";
-    const std::string figures = std::to_string(stats.removed) + " entries, " +
-                                std::to_string(stats.max_depth) + " levels, " +
-                                std::to_string(took.count()) + " ms";
-    if (!outcome.ok())
-      log::warning(what + "not removed yet (" + figures + "): " + outcome.error().message() +
-                   "; tried again later");
-    else if (took >= 1s)
-      log::info(what + "removed (" + figures + ")");
-    else
-      log::debug(what + "removed (" + figures + ")");
-  };
-  auto trash = TrashRemover::create(std::move(roots), TrashRemover::Options{}, report);
+  auto trash = TrashRemover::create(std::move(roots), TrashRemover::Options{}, logTrashOutcome);
   if (!trash.ok()) return trash.error().context("job directories");
   trash_ = std::move(*trash);
   return okStatus();

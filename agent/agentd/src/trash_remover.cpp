@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "accel/common/log.h"
+
 namespace accel::agentd {
 namespace {
 
@@ -144,6 +146,22 @@ bool TrashRemover::emptyTrash(const std::string& trash) {
     if (stop_) return false;
   }
   return clean;
+}
+
+void logTrashOutcome(const std::string& path, const Status& outcome, const RemoveTreeStats& stats,
+                     std::chrono::milliseconds took) {
+  using namespace std::chrono_literals;
+  const std::string what = "trash: " + path + ": ";
+  const std::string figures = std::to_string(stats.removed) + " entries, " +
+                              std::to_string(stats.max_depth) + " levels, " +
+                              std::to_string(took.count()) + " ms";
+  if (!outcome.ok())
+    log::warning(what + "not removed yet (" + figures + "): " + outcome.error().message() +
+                 "; tried again later");
+  else if (took >= 1s)
+    log::info(what + "removed (" + figures + ")");
+  else
+    log::debug(what + "removed (" + figures + ")");
 }
 
 }  // namespace accel::agentd

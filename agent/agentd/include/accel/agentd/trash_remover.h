@@ -79,4 +79,9 @@ class TrashRemover {
   std::thread thread_;
 };
 
+// The daemon's Report: a failure is a warning (the tree is tried again), a
+// removal of a second or more a note, others a debug line.
+void logTrashOutcome(const std::string& path, const Status& outcome, const RemoveTreeStats& stats,
+                     std::chrono::milliseconds took);
+
 }  // namespace accel::agentd

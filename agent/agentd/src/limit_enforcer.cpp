@@ -249,7 +249,10 @@ void LimitEnforcer::report(const Taken& t) {
     actions_.emit(event::TimeLimitWarning{
         .job_id = id,
         .limit_s = limit_s,
-        .remaining_s = static_cast<uint64_t>(std::max<int64_t>(0, left) / 1'000'000'000)});
+        // To the nearest second: the thread wakes a moment after the warning
+        // is due, and a lead of 3 s still reads 3, not 2.
+        .remaining_s =
+            static_cast<uint64_t>((std::max<int64_t>(0, left) + 500'000'000) / 1'000'000'000)});
     log::info(who + "signal " + std::to_string(rec.spec.appliance_signal) + " sent to " +
               reachedText(t.reached) + " ahead of the appliance limit");
   } else if (t.action == LimitAction::kEnforce) {

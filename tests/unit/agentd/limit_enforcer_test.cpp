@@ -239,6 +239,18 @@ TEST_F(LimitEnforcerTest, TheAskedSignalComesItsLeadAheadOfTheLimit) {
                             enforced(78, 10, kT0 + 10 * kSec)}));
 }
 
+// The enforcer's thread wakes a moment after the warning is due, as on a real
+// clock: the event still says the lead that was asked, not a second less.
+TEST_F(LimitEnforcerTest, AWarningTakenLateSaysTheLeadAsked) {
+  startManager();
+  addJob({.id = 79, .limit_s = 10, .tasks = 1, .signal = SIGUSR1, .lead_s = 3});
+  startEnforcer();
+  passTo(kT0 + 7 * kSec + 4'000'000);
+  ASSERT_TRUE(waitFor("warning", 79));
+  EXPECT_EQ(seenOf(79), (std::vector<Seen>{signal(79, SIGUSR1, 1, kT0 + 7 * kSec + 4'000'000),
+                                           warning(79, 3, kT0 + 7 * kSec + 4'000'000)}));
+}
+
 // A job whose Slurm job ends (its epilog) before the limit, and one whose
 // appliance work ends before it (the job stays, its budget no longer used),
 // are left alone when their deadline would have come. Job 90 is the probe:

@@ -8,8 +8,8 @@
 # the job lasts until SIGKILL after the grace: each node's agent ends its own processes, the
 # warning reaches every process of the step on both nodes and nothing of the batch step, and
 # afterwards no process of the job is left on either node, the job has left the queue, its
-# summary says time_limit with appliance_s at most limit plus grace, and neither node is
-# drained.
+# summary says time_limit with appliance_s at most limit plus grace (each node's epilog counted
+# the same appliance time, to the second), and neither node is drained.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 # shellcheck source=tests/integration/limit_lib.sh
@@ -55,5 +55,17 @@ log "summary: $summary"
 expect_eq "summary: result, kind" "time_limit gpu" "$(jq -r '"\(.result) \(.accel)"' <<<"$summary")"
 used=$(jq -r .appliance_s <<<"$summary")
 ((used <= 6 + grace)) || fail "appliance_s is $used, more than the limit (6 s) and the grace ($grace s)"
+# Each node's own figure (its epilog's event): past the limit a node counts until the job is over
+# there, never past its SIGKILL, so a node whose steps obeyed SIGTERM counts the time the job
+# still held it, as the node whose batch shell ignored it does.
+per_node=$("$SANDBOX_SCRIPT" exec "${pair[0]}" env SLURM_CONF="$SLURM_CONF" accelctl events --job "$job" --json |
+    jq -r 'select(.kind == "epilog_finished") | "\(.node)=\(.event.appliance_seconds)"' | sort)
+log "appliance seconds by node: $(xargs <<<"$per_node")"
+expect_eq "nodes with an epilog" "${pair[*]}" "$(cut -d= -f1 <<<"$per_node" | xargs)"
+# Each node's clock starts at its own first step (the second node's srun task starts a moment
+# after the batch shell), so the figures may part at a second's boundary, never by more.
+read -r lo hi < <(cut -d= -f2 <<<"$per_node" | sort -n | sed -n '1p;$p' | xargs)
+expect_eq "the summary's appliance_s, the largest node's" "$used" "$hi"
+((hi - lo <= 1)) || fail "the nodes counted $lo s and $hi s of appliance time for one job"
 expect_not_drained "${pair[@]}"
 log "PASS"

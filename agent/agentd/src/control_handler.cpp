@@ -273,7 +273,7 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
   if (before) {
     e.restart_count = before->spec.restart_count;
     e.appliance_seconds =
-        static_cast<uint64_t>(agent::usedNs(before->budget, jobClockNs()) / 1'000'000'000);
+        static_cast<uint64_t>(agent::usedAtEndNs(before->budget, jobClockNs()) / 1'000'000'000);
     if (before->budget.enforced_ns != 0) e.result = event::JobResult::kTimeLimit;
   }
   if (!s.ok()) {

@@ -90,6 +90,13 @@ bool noteLocalSteps(ApplianceBudget& b, bool running, int64_t at_ns) {
 
 int64_t usedNs(const ApplianceBudget& b, int64_t now_ns) { return unionUntil(b, now_ns); }
 
+int64_t usedAtEndNs(const ApplianceBudget& b, int64_t end_ns) {
+  if (b.enforced_ns == 0) return usedNs(b, end_ns);
+  int64_t stop = b.killed_ns != 0 ? std::min(end_ns, b.killed_ns) : end_ns;
+  stop = std::max(stop, b.enforced_ns);
+  return usedNs(b, b.enforced_ns) + (stop - b.enforced_ns);
+}
+
 int64_t LimitTimes::earliest() const {
   int64_t best = 0;
   for (int64_t t : {warn_ns, enforce_ns, kill_ns})

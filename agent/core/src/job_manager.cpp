@@ -305,11 +305,12 @@ Result<RecoverySummary> JobManager::recover() {
       Status s = epilog(id);
       if (s.ok()) {
         ++sum.cleaned;
-        sum.ended.push_back(RecoveredEnd{.job_id = id,
-                                         .rolled_back = false,
-                                         .appliance_used_ns = usedNs(rec.budget, clock_.wallNs()),
-                                         .time_limit = rec.budget.enforced_ns != 0,
-                                         .restart_count = rec.spec.restart_count});
+        sum.ended.push_back(
+            RecoveredEnd{.job_id = id,
+                         .rolled_back = false,
+                         .appliance_used_ns = usedAtEndNs(rec.budget, clock_.wallNs()),
+                         .time_limit = rec.budget.enforced_ns != 0,
+                         .restart_count = rec.spec.restart_count});
       } else {
         sum.problems.push_back("job " + std::to_string(id) + ": epilog: " + s.error().message());
       }

@@ -93,6 +93,35 @@ TEST(ApplianceBudgetTest, GapsBetweenLocalStepsDoNotCount) {
   EXPECT_EQ(limitTimes(b, policy(10), kT0 + 12 * kSec).enforce_ns, kT0 + 16 * kSec);
 }
 
+// Two nodes of one job past its limit: on one the steps obeyed SIGTERM, on the
+// other they ignored it until SIGKILL. The job ends on both together, so both
+// count the same time: up to the epilog, never past SIGKILL.
+TEST(ApplianceBudgetTest, PastTheLimitEveryNodeCountsUntilTheJobIsOverThere) {
+  auto node = [](int64_t steps_end) {
+    ApplianceBudget b;
+    noteLocalSteps(b, true, kT0);
+    b.enforced_ns = kT0 + 6 * kSec;
+    noteLocalSteps(b, false, steps_end);
+    return b;
+  };
+  ApplianceBudget obeyed = node(kT0 + 7 * kSec);
+  ApplianceBudget ignored = node(kT0 + 11 * kSec + kSec / 100);
+  ignored.killed_ns = kT0 + 11 * kSec;
+  // Before the epilog the steps' own time; at the epilog the job's.
+  EXPECT_EQ(usedNs(obeyed, kT0 + 12 * kSec), 7 * kSec);
+  const int64_t epilog = kT0 + 11 * kSec + kSec / 5;
+  EXPECT_EQ(usedAtEndNs(ignored, epilog), 11 * kSec);
+  EXPECT_EQ(usedAtEndNs(obeyed, epilog), 11 * kSec + kSec / 5);
+  obeyed.killed_ns = kT0 + 11 * kSec;  // SIGKILL found nothing: the time still stops there
+  EXPECT_EQ(usedAtEndNs(obeyed, epilog), 11 * kSec);
+  // A job over at SIGTERM counts to its epilog; one under its limit as before.
+  EXPECT_EQ(usedAtEndNs(node(kT0 + 6 * kSec), kT0 + 6 * kSec + kSec / 2), 6 * kSec + kSec / 2);
+  ApplianceBudget under;
+  noteLocalSteps(under, true, kT0);
+  noteLocalSteps(under, false, kT0 + 3 * kSec);
+  EXPECT_EQ(usedAtEndNs(under, kT0 + 9 * kSec), 3 * kSec);
+}
+
 TEST(ApplianceBudgetTest, ExhaustedWhileIdleIsDueAtOnceAndNoLimitIsNeverDue) {
   ApplianceBudget b;
   // The job ran past its limit while nobody watched (the daemon was down).

@@ -54,6 +54,14 @@ bool noteLocalSteps(ApplianceBudget& budget, bool running, int64_t at_ns);
 // Used time up to `now_ns`: the union of the runs, open ones up to now.
 int64_t usedNs(const ApplianceBudget& budget, int64_t now_ns);
 
+// Used time of a run whose epilog came at `end_ns`. Until the limit it is
+// usedNs(); past the limit (SIGTERM sent) the job holds what it holds until
+// it is over on this node, so the time from SIGTERM to the epilog counts in
+// full, but never past SIGKILL. Every node of a job ends it together
+// (slurmctld ends the job everywhere at once), so each counts the same time
+// past the limit, whatever its own steps did after SIGTERM.
+int64_t usedAtEndNs(const ApplianceBudget& budget, int64_t end_ns);
+
 // What the limit asks for. `limit_sec` <= 0 means no limit: never due.
 struct LimitPolicy {
   int64_t limit_sec = -1;

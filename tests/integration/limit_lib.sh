@@ -27,8 +27,9 @@
 #   expect_limit_end JOB TRACE MIN GRACE
 #                                the job (ended) got SIGTERM (a "term TIME" line in TRACE, which
 #                                its batch shell writes), nothing of it is left, it has left the
-#                                queue, and it ended at least MIN s and at most GRACE + 2 s (sacct
-#                                has whole seconds) after SIGTERM
+#                                queue, it ended at least MIN s and at most GRACE + 1 s after
+#                                SIGTERM, and each step running then reads CANCELLED or FAILED
+#                                and ended within GRACE + 1 s
 
 limit_tree_script() {
     local dir=$1
@@ -116,7 +117,7 @@ expect_left_queue() {
 }
 
 expect_limit_end() {
-    local job=$1 trace=$2 min=$3 grace=$4 term end k
+    local job=$1 trace=$2 min=$3 grace=$4 term end k id state stamp steps=0
     term=$(sed -n 's/^term //p' "$trace" 2>/dev/null | head -1)
     [[ -n $term ]] || fail "job $job: SIGTERM never reached the batch shell"
     expect_no_process_left "$job"
@@ -124,8 +125,24 @@ expect_limit_end() {
     end=$(date -d "$(sacct -n -P -X -j "$job" -o End)" +%s)
     k=$(echo "$end - $term" | bc)
     log "job $job ended $k s after SIGTERM (grace $grace s; sacct has whole seconds)"
-    (($(echo "$k >= $min && $k <= $grace + 2" | bc))) ||
+    (($(echo "$k >= $min && $k <= $grace + 1" | bc))) ||
         fail "job $job ended $k s after SIGTERM; expected between $min s and the grace ($grace s) and a second"
+    # Each step still running at SIGTERM (its End not before SIGTERM's second; the extern step
+    # is Slurm's, never signalled) reads CANCELLED or FAILED and ended within the grace and a
+    # second. sacct truncates to the second, so a true end within the bound always passes.
+    while IFS='|' read -r id state stamp; do
+        [[ $id == *.* && $id != *.extern ]] || continue
+        end=$(date -d "$stamp" +%s) || fail "job $job: step $id has no end ($stamp)"
+        ((end >= ${term%.*})) || continue
+        k=$(echo "$end - $term" | bc)
+        log "step $id: $state, ended $k s after SIGTERM"
+        [[ $state == CANCELLED* || $state == FAILED* ]] ||
+            fail "step $id reads $state after the limit; expected CANCELLED or FAILED"
+        (($(echo "$k <= $grace + 1" | bc))) ||
+            fail "step $id ended $k s after SIGTERM; expected within the grace ($grace s) and a second"
+        steps=$((steps + 1))
+    done < <(sacct -n -P -j "$job" -o JobID,State,End)
+    ((steps > 0)) || fail "job $job: no step of it was running at SIGTERM"
 }
 
 noted_roles() {

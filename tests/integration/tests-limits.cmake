@@ -3,6 +3,11 @@
 # steps gets the warning, SIGTERM and, after the grace, SIGKILL; three jobs of two kinds.
 accel_integration_test(limit_process_tree)
 set_tests_properties(integration.limit_process_tree PROPERTIES TIMEOUT 240)
+# A process that outlives SIGKILL (the job's freezer cgroup frozen by the test, as a process
+# stuck in the kernel) drains the node, naming the job and the processes. The node is drained
+# for a while: nothing else may run meanwhile.
+accel_integration_test(limit_stuck_process)
+set_tests_properties(integration.limit_stuck_process PROPERTIES RUN_SERIAL TRUE)
 
 # Fixture slurm_sandbox_lp: a one-node sandbox of its own made as a site without cgroups runs
 # (`up --proctrack linuxproc`), in <build>/sandbox-lp, beside the others (its own ports and

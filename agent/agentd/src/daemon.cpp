@@ -191,9 +191,10 @@ Status Daemon::startVendors() {
   return okStatus();
 }
 
-// The job steps, in the order a prolog runs them: the job directory, the
-// IPU partition (with a V-IPU controller), the fabric (when configured), and
-// last the environment file, which sees every step's variables.
+// The job steps, in the order a prolog runs them: the job directory (root's
+// for now), the IPU partition (with a V-IPU controller), the fabric (when
+// configured), the environment file, which sees every step's variables, and
+// last the hand-over of the directory to the job's user.
 Status Daemon::startJobManager() {
   std::string xml = options_.topology_xml.value_or(
       config_.topology_file.value_or(vendors_.topology_xml.value_or("")));
@@ -230,6 +231,7 @@ Status Daemon::startJobManager() {
     steps.push_back(std::move(*fabric));
   }
   steps.push_back(std::make_unique<agent::EnvFileStep>());
+  steps.push_back(std::make_unique<agent::JobDirHandOver>());
   manager_ =
       std::make_unique<agent::JobManager>(agent::JobStore(config_.run_dir + "/state"),
                                           std::move(inventory), std::move(steps), jobClock());

@@ -23,6 +23,7 @@ namespace {
 struct FakeResource {
   std::mutex mu;
   std::set<uint32_t> present;
+  std::map<uint32_t, uid_t> dir_owner_in_setup;  // the job directory's owner as a step saw it
   std::atomic<int> fail_setup_for{-1};
   std::atomic<int> fail_teardown_for{-1};
 };
@@ -36,6 +37,9 @@ class FakeStep : public JobStep {
       return Error(ErrorCode::kUnavailable, "controller unreachable");
     std::lock_guard<std::mutex> g(r_->mu);
     r_->present.insert(job.spec.job_id);
+    struct stat st {};
+    if (!job.job_dir.empty() && lstat(job.job_dir.c_str(), &st) == 0)
+      r_->dir_owner_in_setup[job.spec.job_id] = st.st_uid;
     return okStatus();
   }
   Status tearDown(const JobRecord& job) override {
@@ -76,6 +80,7 @@ class JobManagerTest : public ::testing::Test {
     steps.push_back(std::make_unique<JobDirStep>(root_ + "/jobs"));
     steps.push_back(std::make_unique<FakeStep>(&res_));
     steps.push_back(std::make_unique<EnvFileStep>());
+    steps.push_back(std::make_unique<JobDirHandOver>());
     auto m = std::make_unique<JobManager>(JobStore(root_ + "/state"), fourGpus(), std::move(steps),
                                           clock_);
     auto r = m->recover();
@@ -477,6 +482,24 @@ TEST_F(JobManagerTest, IpuJobOnANodeWithoutIpusIsAConfigurationFault) {
   ASSERT_TRUE(ok.ok()) << ok.error().message();
   EXPECT_EQ(ok->devices, (std::vector<uint32_t>{4}));
   ASSERT_TRUE(m->epilog(83).ok());
+}
+
+// The steps between the directory and the hand-over write into it (IPUoF
+// files, accel.env): the job's owner must not be able to touch it meanwhile,
+// from another job of theirs on the node. It becomes theirs last.
+TEST_F(JobManagerTest, TheJobDirectoryIsTheDaemonsUntilThePrologsLastStep) {
+  auto m = make();
+  auto r = m->prolog(spec(45));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(res_.dir_owner_in_setup.count(45), 1u);
+  EXPECT_EQ(res_.dir_owner_in_setup[45], geteuid());
+  struct stat st {};
+  ASSERT_EQ(lstat((root_ + "/jobs/45").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  if (geteuid() != 0) GTEST_SKIP() << "handing the directory to uid 4242 needs root";
+  EXPECT_EQ(st.st_uid, 4242u);
+  EXPECT_EQ(st.st_gid, 4343u);
+  ASSERT_TRUE(m->epilog(45).ok());
 }
 
 TEST_F(JobManagerTest, IpuJobsGetTheirDirectoryUnderTheIpuRoot) {

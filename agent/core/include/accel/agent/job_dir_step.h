@@ -1,6 +1,9 @@
 #pragma once
-// The job's own directory: <root>/<job_id>, owned by the job's user, mode
-// 0700, made without following links. IPU jobs (--ipus) get it under the
+// The job's own directory: <root>/<job_id>, mode 0700, made without
+// following links. It is root's while the prolog writes into it (the IPUoF
+// files, accel.env), so nothing the job's owner does from another job can
+// stand in the way of those writes; JobDirHandOver, the prolog's last step,
+// gives it to the job's user in one fchown. IPU jobs (--ipus) get it under the
 // IPU root (IpuofDir of vipu.conf, where their IPUoF files belong) when
 // there is one. Its path is a function of the job id alone (never of user
 // input), so an epilog can remove it even when the daemon lost the record.
@@ -20,6 +23,16 @@ namespace accel::agent {
 // Gets rid of the tree at `path` (a missing path is success); an error
 // leaves it where it was.
 using TreeDisposer = std::function<Status(const std::string& path)>;
+
+// The prolog's last step: the job directory (root's until now) becomes the
+// job's user's, through a descriptor opened without following links. Nothing
+// to undo: the directory goes with JobDirStep's tearDown.
+class JobDirHandOver : public JobStep {
+ public:
+  std::string_view name() const override { return "job directory hand-over"; }
+  Status setUp(JobRecord& job) override;
+  Status tearDown(const JobRecord&) override { return okStatus(); }
+};
 
 class JobDirStep : public JobStep {
  public:

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -87,6 +88,18 @@ bool isSafePathComponent(std::string_view name) {
   return true;
 }
 
+// For a write that failed for lack of space: which file system is full, and
+// what it has left, so the journal says where to look.
+static Error withSpaceNote(Error e, int err, int dirfd, const std::string& dir) {
+  if (err != ENOSPC && err != EDQUOT) return e;
+  struct statvfs v {};
+  std::string note = "; the file system holding " + dir + " is full";
+  if (::fstatvfs(dirfd, &v) == 0)
+    note += " (" + std::to_string(uint64_t{v.f_bavail} * v.f_frsize / 1024) + " KiB and " +
+            std::to_string(uint64_t{v.f_favail}) + " inodes free)";
+  return Error(e.code(), e.message() + note);
+}
+
 Status writeFileAtomic(const std::string& path, std::string_view content, mode_t mode,
                        FileOwner owner, Durability durability) {
   const bool sync = durability == Durability::kPowerLoss;
@@ -99,10 +112,19 @@ Status writeFileAtomic(const std::string& path, std::string_view content, mode_t
   const std::string tmp = base + tempSuffix();
   Fd fd(::openat(dirfd.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                  mode & 0600));
-  if (fd.get() < 0) return sysError("create " + dir + "/" + tmp, errno);
+  if (fd.get() < 0) {
+    const int err = errno;
+    return withSpaceNote(sysError("create " + dir + "/" + tmp, err), err, dirfd.get(), dir);
+  }
   Status s = applyOwnerMode(fd.get(), mode, owner, path);
-  if (s.ok()) s = writeAll(fd.get(), content, path);
-  if (s.ok() && sync && ::fsync(fd.get()) != 0) s = sysError("fsync " + path, errno);
+  if (s.ok()) {
+    s = writeAll(fd.get(), content, path);
+    if (!s.ok()) s = withSpaceNote(s.error(), errno, dirfd.get(), dir);
+  }
+  if (s.ok() && sync && ::fsync(fd.get()) != 0) {
+    const int err = errno;
+    s = withSpaceNote(sysError("fsync " + path, err), err, dirfd.get(), dir);
+  }
   if (s.ok() && ::renameat(dirfd.get(), tmp.c_str(), dirfd.get(), base.c_str()) != 0)
     s = sysError("rename into " + path, errno);
   if (!s.ok()) {

@@ -23,6 +23,10 @@ until state=$(squeue -h -j "$job" -o '%T %r') && [[ $state == PENDING* && ${stat
     sleep 0.2
 done
 log "ok: job $job is $state after the prolog could not record it"
+# The journal names the file system that is full, and what it has left.
+grep -q "the file system holding $FAULT_RUN_DIR/state is full (" "$ACCEL_SANDBOX_DIR/log/agentd.out" ||
+    fail "the agent's log does not say which file system is full: $(grep "job $job" "$ACCEL_SANDBOX_DIR/log/agentd.out" | tail -n 3)"
+log "ok: the agent's log names the full file system"
 scancel "$job"
 faults_wait_left_queue "$job" 30
 faults_unfill "$FAULT_RUN_DIR/state"

@@ -3,7 +3,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -130,6 +133,35 @@ TEST_F(SafeFileTest, ChownAppliesWhenRoot) {
   ASSERT_EQ(stat(p.c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 4242u);
   EXPECT_EQ(st.st_gid, 4343u);
+}
+
+// A write that fails for lack of space names the full file system and what
+// it has left. A 64 KiB tmpfs, mounted in a mount namespace of a child's own
+// (nothing is left mounted whatever happens), is filled by a 1 MiB write.
+TEST_F(SafeFileTest, AFullFileSystemIsNamedInTheError) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  const std::string small = dir_ + "/small";
+  ASSERT_EQ(mkdir(small.c_str(), 0700), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        mount("accel-test", small.c_str(), "tmpfs", 0, "size=64k") != 0)
+      _exit(2);
+    Status s = writeFileAtomic(small + "/big", std::string(1 << 20, 'x'), 0600);
+    if (s.ok()) _exit(3);
+    const std::string want = "the file system holding " + small + " is full (";
+    if (s.error().message().find(want) == std::string::npos) _exit(4);
+    if (s.error().message().find("KiB and ") == std::string::npos) _exit(5);
+    // The partial file is gone: the next write that fits still works.
+    _exit(writeFileAtomic(small + "/fits", "ok", 0600).ok() ? 0 : 6);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no tmpfs; 3: the write fit; 4, 5: the error names no "
+                                       "file system; 6: the space was not given back";
 }
 
 }  // namespace

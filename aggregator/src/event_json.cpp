@@ -104,6 +104,13 @@ J eventJson(const StoredEvent& s) {
 
 std::string eventLine(const StoredEvent& s) {
   J j = eventJson(s);
+  // For people, Slurm's special steps by the names Slurm gives them; the
+  // JSON keeps the number.
+  if (j.contains("event") && j["event"].contains("step_id")) {
+    auto& step = j["event"]["step_id"];
+    const auto id = step.get<uint32_t>();
+    if (auto name = event::stepName(id); name != std::to_string(id)) step = name;
+  }
   std::string line = isoTime(s.header.time_ns) + " " + s.header.node + " " +
                      std::to_string(s.header.epoch) + ":" + std::to_string(s.header.seq) + " " +
                      s.kind;

@@ -94,10 +94,12 @@ flatbuffers::Offset<fb::JobInfo> jobInfo(FlatBufferBuilder& fbb, const JobRecord
     warnings.push_back(fbb.CreateString(unmeasuredLimitLine(r)));
   if (ctx && r.phase == agent::JobPhase::kReady && !r.spec.carry_note.empty())
     warnings.push_back(fbb.CreateString(r.spec.carry_note));
+  const bool partition = !r.ipu_partition.empty();
   return fb::CreateJobInfoDirect(
       fbb, r.spec.job_id, r.spec.uid, r.spec.user.c_str(), stateOf(r.phase), &devices,
       r.job_dir.c_str(), &env, r.prolog_started_ns, r.ready_ns, r.last_error.c_str(),
-      ctx ? &appliance_jobs : nullptr, appliance_seconds, warnings.empty() ? nullptr : &warnings);
+      ctx ? &appliance_jobs : nullptr, appliance_seconds, warnings.empty() ? nullptr : &warnings,
+      partition ? r.ipu_partition.c_str() : nullptr, partition ? r.spec.ipus : 0);
 }
 
 agent::JobRequestSpec specOf(const fb::JobSpec& j) {

@@ -87,6 +87,26 @@ std::string eventsLine(const fb::StatusInfo& s) {
   return line;
 }
 
+// "1 of 2 in use"; a node without accelerators of its own says where its
+// jobs' accelerators are instead of "0 of 0".
+std::string devicesLine(const fb::StatusInfo& s) {
+  if (s.devices_total() > 0)
+    return std::to_string(s.devices_in_use()) + " of " + std::to_string(s.devices_total()) +
+           " in use";
+  std::string line = "none attached to this node";
+  bool vipu = false, appliance = false;
+  if (s.controllers())
+    for (const auto* c : *s.controllers()) {
+      vipu = vipu || str(c->name()) == "vipu";
+      appliance = appliance || str(c->name()) == "appliance";
+    }
+  if (vipu && appliance)
+    return line + ": jobs hold IPU partitions and CS-X systems (accelctl jobs)";
+  if (vipu) return line + ": each job's IPUs are its V-IPU partition's (accelctl jobs)";
+  if (appliance) return line + ": jobs hold the appliance's CS-X systems (accelctl jobs)";
+  return line;
+}
+
 }  // namespace
 
 std::string timeText(int64_t ns) {
@@ -204,7 +224,7 @@ std::string statusTable(const fb::StatusInfo& s, int64_t now_ns) {
             : str(s.process_tracking()))
     << "\n"
     << "jobs        " << s.jobs() << "\n"
-    << "devices     " << s.devices_in_use() << " of " << s.devices_total() << " in use\n";
+    << "devices     " << devicesLine(s) << "\n";
   if (s.device_use()) {
     for (const auto* d : *s.device_use()) {
       char line[160];

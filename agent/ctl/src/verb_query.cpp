@@ -1,14 +1,11 @@
 // accelctl status / jobs / job ID: read-only verbs for people. Tables for a
 // terminal, JSON with --json. Any user may run them.
 #include <charconv>
-#include <ctime>
-#include <iomanip>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "accel/common/clock.h"
 #include "accel/ctl/client.h"
 #include "accel/ctl/hints.h"
+#include "accel/ctl/job_view.h"
 #include "accel/ctl/status_view.h"
 #include "accel/ipc/control_requests.h"
 #include "accel/schemas/control_generated.h"
@@ -17,39 +14,8 @@ namespace accel::ctl {
 namespace {
 
 namespace fb = accel::control;
-using nlohmann::json;
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : ""; }
-
-json jobJson(const fb::JobInfo* j) {
-  json env = json::object();
-  if (j->env())
-    for (const auto* e : *j->env()) env[str(e->name())] = str(e->value());
-  json devices = json::array();
-  if (j->devices())
-    for (const auto* d : *j->devices()) devices.push_back(d->index());
-  json appliance = json::array();
-  if (j->appliance_jobs())
-    for (const auto* a : *j->appliance_jobs())
-      appliance.push_back({{"id", str(a->id())},
-                           {"state", str(a->state())},
-                           {"systems", a->systems()},
-                           {"created", timeText(a->created_ns())},
-                           {"started", timeText(a->started_ns())},
-                           {"ended", timeText(a->ended_ns())}});
-  return {{"job_id", j->job_id()},
-          {"user", str(j->user())},
-          {"uid", j->uid()},
-          {"state", fb::EnumNameJobState(j->state())},
-          {"devices", devices},
-          {"job_dir", str(j->job_dir())},
-          {"env", env},
-          {"prolog_started", timeText(j->prolog_started_ns())},
-          {"ready", timeText(j->ready_ns())},
-          {"appliance_jobs", appliance},
-          {"appliance_seconds", j->appliance_seconds()},
-          {"last_error", str(j->last_error())}};
-}
 
 // Calls the daemon and returns the reply, or prints why not and what to do
 // about it, and sets `code`.
@@ -79,29 +45,6 @@ const fb::Reply* ask(const GlobalOptions& g, const CliIo& io, const std::vector<
     return nullptr;
   }
   return r;
-}
-
-void printJobsTable(const std::vector<const fb::JobInfo*>& jobs, const CliIo& io) {
-  if (jobs.empty()) {
-    io.out("no jobs on this node\n");
-    return;
-  }
-  std::ostringstream o;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-10s %-12s %-8s %-20s %s\n", "JOBID", "USER", "STATE", "READY",
-                "DEVICES");
-  o << line;
-  for (const auto* j : jobs) {
-    std::string devs;
-    if (j->env())
-      for (const auto* e : *j->env())
-        if (str(e->name()) == "ACCEL_DEVICES") devs = str(e->value());
-    std::snprintf(line, sizeof line, "%-10u %-12s %-8s %-20s %s\n", j->job_id(),
-                  str(j->user()).c_str(), fb::EnumNameJobState(j->state()),
-                  timeText(j->ready_ns()).c_str(), devs.empty() ? "-" : devs.c_str());
-    o << line;
-  }
-  io.out(o.str());
 }
 
 }  // namespace
@@ -136,13 +79,7 @@ int verbJobs(const std::vector<std::string>& args, const GlobalOptions& g, const
   std::vector<const fb::JobInfo*> jobs;
   if (const auto* l = r->body_as_JobList(); l && l->jobs())
     for (const auto* j : *l->jobs()) jobs.push_back(j);
-  if (g.json) {
-    json arr = json::array();
-    for (const auto* j : jobs) arr.push_back(jobJson(j));
-    io.out(arr.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
-    return kOk;
-  }
-  printJobsTable(jobs, io);
+  io.out(g.json ? jobsJson(jobs) : jobsTable(jobs));
   return kOk;
 }
 
@@ -164,20 +101,7 @@ int verbJob(const std::vector<std::string>& args, const GlobalOptions& g, const 
     io.err("accelctl: the daemon sent no job");
     return kNodeFault;
   }
-  if (g.json) {
-    io.out(jobJson(j).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
-    return kOk;
-  }
-  std::ostringstream o;
-  auto js = jobJson(j);
-  o << "job         " << j->job_id() << " (" << str(j->user()) << ")\n"
-    << "state       " << js["state"].get<std::string>() << "\n"
-    << "ready       " << js["ready"].get<std::string>() << "\n"
-    << "directory   " << (str(j->job_dir()).empty() ? "-" : str(j->job_dir())) << "\n";
-  if (!str(j->last_error()).empty()) o << "error       " << str(j->last_error()) << "\n";
-  for (auto& [k, v] : js["env"].items())
-    o << "env         " << k << "=" << v.get<std::string>() << "\n";
-  io.out(o.str());
+  io.out(g.json ? jobJson(*j) : jobText(*j));
   return kOk;
 }
 

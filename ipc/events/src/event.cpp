@@ -30,6 +30,23 @@ const char* kindName(const Event& event) {
   return kNames[event.index()];
 }
 
+std::string stepName(uint32_t step_id) {
+  // slurm.h's SLURM_INTERACTIVE_STEP, SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT
+  // and SLURM_PENDING_STEP; libslurm is not linked here.
+  switch (step_id) {
+    case 0xfffffffa:
+      return "interactive";
+    case 0xfffffffb:
+      return "batch";
+    case 0xfffffffc:
+      return "extern";
+    case 0xfffffffd:
+      return "TBD";
+    default:
+      return std::to_string(step_id);
+  }
+}
+
 const char* jobResultName(JobResult result) {
   switch (result) {
     case JobResult::kOk:

@@ -216,6 +216,34 @@ TEST_F(StatusTest, WithoutAggregatorOrControllersTheTableSaysSo) {
   EXPECT_NE(t.find("health      ok"), std::string::npos) << t;
 }
 
+// An IPU-POD host or an appliance head node has no accelerators of its own:
+// the devices line says where its jobs' are rather than "0 of 0 in use".
+TEST_F(StatusTest, ANodeWithoutDevicesOfItsOwnSaysWhereTheJobsAcceleratorsAre) {
+  manager_ = std::make_unique<agent::JobManager>(
+      agent::JobStore(root_ + "/state-pod"), agent::Inventory{},
+      std::vector<std::unique_ptr<agent::JobStep>>{}, manager_clock_);
+  ASSERT_TRUE(manager_->recover().ok());
+  ctx_.manager = manager_.get();
+  EXPECT_NE(statusTable(status(), kNow).find("\ndevices     none attached to this node\nerrors"),
+            std::string::npos)
+      << statusTable(status(), kNow);
+  health_->addController("vipu", "vipu at 10.1.2.3:8090");
+  const std::string t = statusTable(status(), kNow);
+  EXPECT_NE(t.find("\ndevices     none attached to this node: each job's IPUs are its V-IPU "
+                   "partition's (accelctl jobs)\n"),
+            std::string::npos)
+      << t;
+  health_->addController("appliance", "csctl");
+  EXPECT_NE(statusTable(status(), kNow)
+                .find("\ndevices     none attached to this node: jobs hold IPU partitions and CS-X "
+                      "systems (accelctl jobs)\n"),
+            std::string::npos);
+  auto j = json::parse(statusJson(status(), kNow));  // the JSON keeps its numbers
+  EXPECT_EQ(j["devices_total"], 0);
+  EXPECT_EQ(j["devices_in_use"], 0);
+  EXPECT_EQ(j["device_use"], json::array());
+}
+
 // Who may run a hook is part of the refusal: a person who ran it by hand learns what to do.
 TEST_F(StatusTest, AHookRefusedSaysWhoMayRunIt) {
   reply_ = agentd::handleRequest(ctx_, agentd::Caller{1000, 1}, prolog(80, ""));

@@ -138,4 +138,9 @@ const char* kindName(const Event& event);
 const char* jobResultName(JobResult result);
 const char* applianceStateName(ApplianceState state);
 
+// A step id as Slurm names it to people (sacct, squeue, its logs): "batch",
+// "extern", "interactive", "TBD" (a step not yet numbered: its special ids
+// in slurm.h), and any other as its number, e.g. "0".
+std::string stepName(uint32_t step_id);
+
 }  // namespace accel::event

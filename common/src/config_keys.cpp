@@ -89,11 +89,35 @@ ConfigSchema makeAccelSchema() {
            .help = "Directory for runtime files that need not survive a reboot: the control "
                    "socket's default home, the job table (state/, one record per job, which a "
                    "restarted agent re-adopts) and the per-job directories (jobs/) of jobs "
-                   "that use no IPUs (IPU jobs use IpuofDir of vipu.conf). A reboot ends the "
+                   "that use no IPUs (IPU jobs use IpuofDir of vipu.conf), each a file system of "
+                   "its own (JobDirSize). A reboot ends the "
                    "jobs these describe, so nothing here needs to outlive it. Keep it on a "
                    "tmpfs, as /run is under systemd: every prolog and epilog writes here, and "
                    "a disk file system costs each hook about 0.2 ms more.",
            .store = storeIn<&C::run_dir>},
+          {.name = "JobDirSize",
+           .type = ValueType::kSize,
+           .default_value = "128M",
+           .max = 1ULL << 40,
+           .help = "Size of each job's own directory (ACCEL_JOB_DIR; for IPU jobs the one under "
+                   "IpuofDir that holds its IPUoF files): a tmpfs mounted for the job by its "
+                   "prolog and unmounted first thing by its epilog, as Slurm's "
+                   "job_container/tmpfs does. A job that fills it fills its own space only: "
+                   "never RunDir's file system, the job table or /run, and the next job's "
+                   "directory is new. Its pages count against the memory of the job that "
+                   "writes them. 0: no file system of its own, the directory is made on "
+                   "RunDir's (or IpuofDir's) file system, where a job can fill what the agent "
+                   "needs; only for nodes where the agent may not mount (it needs "
+                   "CAP_SYS_ADMIN and the host's mount namespace).",
+           .store = storeIn<&C::job_dir_size>},
+          {.name = "JobDirInodes",
+           .type = ValueType::kUint,
+           .default_value = "131072",
+           .min = 64,
+           .max = 1ULL << 24,
+           .help = "Most files and directories in each job's own directory (the tmpfs's "
+                   "nr_inodes; see JobDirSize).",
+           .store = storeIn<&C::job_dir_inodes>},
           {.name = "SlurmUser",
            .type = ValueType::kString,
            .default_value = "slurm",

@@ -6,7 +6,7 @@
 # Adding a daemon (accel-agentd, accel-aggregatord) is one entry and one start function.
 
 # Start order; `down` walks it backwards.
-SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld aggregatord prometheus agentd slurmd)
+SANDBOX_DAEMONS=(munged mariadbd slurmdbd slurmctld aggregatord prometheus nodens agentd slurmd)
 
 # With several nodes (`up --nodes N`): the cluster's daemons, then on every node its
 # namespace holder (node), its agent and its slurmd, recorded as DAEMON@NODE. A daemon with
@@ -340,25 +340,37 @@ ready_node() {
     done
 }
 
-# in_node_wrap: SPAWN_WRAP that enters the namespaces of the current node's holder. The
-# one-node sandbox's node is this host, without a holder: its agent and slurmd each get a
-# mount namespace of their own, made alike (one_node_wrap).
-in_node_wrap() {
+# --- nodens (the one-node sandbox only) ---------------------------------------------------------
+# The one-node sandbox's node is this host, but its agent and slurmd share a mount namespace of
+# their own, held by this process, as a real node's do: sandbox-nsinit mounts the node's
+# cgroups at /sys/fs/cgroup/<controller> there (sandbox-cgroup.sh), and the tmpfs the agent
+# mounts for a job's directory is seen by the job. Everything else is this host's: network,
+# host name, files. Its mounts are a slave of this host's: what a test mounts here (a small
+# file system under RunDir, say) is seen there too, and nothing mounted there comes back.
+start_nodens() {
+    node_cgroups_up
+    SPAWN_WRAP=(unshare --mount --propagation slave bash "$SCRIPT_DIR/lib/sandbox-nsinit"
+        "${NSINIT_CGROUP_ARGS[@]}" --)
+    spawn "$DAEMON_REC" sleep infinity
     SPAWN_WRAP=()
+    ready_node
+}
+
+# in_node_wrap: SPAWN_WRAP that enters the namespaces of the current node's holder: node@NODE
+# with several nodes, nodens (its mount namespace only) in the one-node sandbox.
+in_node_wrap() {
+    local holder
     if [[ $MULTI != yes ]]; then
-        node_cgroups_up
-        one_node_wrap
+        holder=$(daemon_pid nodens) || die "the node's namespace holder (nodens) is not running"
+        SPAWN_WRAP=(nsenter --target "$holder" --mount --wd="$SANDBOX_DIR" --)
         return 0
     fi
-    local holder
     holder=$(daemon_pid "node@$NODE_NAME") || die "node $NODE_NAME is not running (no node@$NODE_NAME)"
     SPAWN_WRAP=(nsenter --target "$holder" --net --uts --mount --wd="$SANDBOX_DIR" --)
 }
 
-# one_node_wrap: SPAWN_WRAP for a process of the one-node sandbox's node, made once
-# node_cgroups_up has set NSINIT_CGROUP_ARGS: a private mount namespace in which the node's
-# cgroups are mounted at /sys/fs/cgroup/<controller>, as in a node of several. Everything
-# else is this host's: network, host name, files.
+# one_node_wrap: SPAWN_WRAP for a process outside the running sandbox (exec while the node's
+# holder is not running): a private mount namespace made as nodens's is.
 one_node_wrap() {
     SPAWN_WRAP=(unshare --mount --propagation private bash "$SCRIPT_DIR/lib/sandbox-nsinit"
         "${NSINIT_CGROUP_ARGS[@]}" --)
@@ -370,8 +382,9 @@ one_node_wrap() {
 # before slurmd: every job's Prolog asks it. With several nodes it runs in its node's
 # namespaces (its host name is the node's name) and reads the node's accel.conf, mounted at
 # the shared path there; a node without V-IPU names its own path instead, so that the agent
-# finds no vipu.conf beside it. In the one-node sandbox it has a mount namespace of its own
-# (one_node_wrap): it sees the node's cgroups, and so Slurm's, where slurmd sees them.
+# finds no vipu.conf beside it. In the one-node sandbox it shares the node's mount namespace
+# with slurmd (nodens): it sees the node's cgroups as slurmd does, and slurmd's jobs see the
+# job directories it mounts.
 start_agentd() { spawn_agentd && ready_agentd; }
 
 spawn_agentd() {

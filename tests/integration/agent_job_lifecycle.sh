@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # An ordinary user's job with the node agent in the path: while the job runs, its directory
-# exists, owned by the user with mode 0700, and `accelctl jobs` shows it; the agent is killed
+# exists, a tmpfs of its own owned by the user with mode 0700, and `accelctl jobs` shows it; the agent is killed
 # with SIGKILL mid-job and comes back (supervised as by systemd) with the job re-adopted;
 # the job still completes, and afterwards its directory and record are gone and the node is
 # idle, not drained.
@@ -36,8 +36,13 @@ until [[ -s $seen ]]; do
     sleep 0.1
 done
 expect_eq "job directory as the job sees it" "$TEST_USER 700" "$(<"$seen")"
+# Root's view, in the node's mount namespace (slurmd's and the agent's): a tmpfs of its own
+# (JobDirSize), the user's.
+node=$(sinfo -h -o %n | head -n 1)
 expect_eq "job directory owner and mode (root's view)" "$TEST_USER 700" \
-    "$(stat -c '%U %a' "$run_dir/jobs/$JOB_ID")"
+    "$("$SANDBOX_SCRIPT" exec "$node" stat -c '%U %a' "$run_dir/jobs/$JOB_ID")"
+expect_eq "job directory's file system (root's view)" tmpfs \
+    "$("$SANDBOX_SCRIPT" exec "$node" stat -f -c %T "$run_dir/jobs/$JOB_ID")"
 # Other tests' jobs may run at the same time: look for this one.
 expect_eq "accelctl jobs lists the job" "$JOB_ID" \
     "$(accelctl jobs --json | jq -r --argjson j "$JOB_ID" '.[] | select(.job_id == $j) | .job_id')"

@@ -79,8 +79,8 @@ faults_init() {
     faults_on_exit faults_sandbox_up
     faults_on_exit faults_clear_vipu
     faults_on_exit faults_cancel_jobs
-    FAULT_EPOCH0=$(faults_agent_epoch)
     FAULT_NODE=$(accelctl status --json | jq -r .node)
+    FAULT_EPOCH0=$(faults_agent_epoch)
     FAULT_NETNS_BEFORE=$(faults_netns_snapshot)
     FAULT_PARTITIONS_BEFORE=$(faults_partitions)
     log "agent epoch $FAULT_EPOCH0 on node $FAULT_NODE; spool $FAULT_SPOOL_DIR; run dir $FAULT_RUN_DIR"
@@ -93,7 +93,8 @@ faults_sandbox_up() {
 # --- the agent -------------------------------------------------------------------------------
 faults_agent_epoch() {
     local e
-    e=$(cat "$FAULT_SPOOL_DIR/epoch" 2>/dev/null) || fail "cannot read $FAULT_SPOOL_DIR/epoch"
+    # Read where the agent sees it: a small file system may be mounted over it in the node.
+    e=$(faults_in_node cat "$FAULT_SPOOL_DIR/epoch" 2>/dev/null) || fail "cannot read $FAULT_SPOOL_DIR/epoch"
     [[ $e =~ ^[0-9]+$ ]] || fail "$FAULT_SPOOL_DIR/epoch holds '$e'"
     echo "$e"
 }
@@ -237,15 +238,20 @@ faults_agent_on_small_fs() {
 }
 
 
+# faults_in_node CMD...: runs CMD in the node's mount namespace, the one its agent and slurmd
+# share (slurm-sandbox exec): a small file system must be mounted there for the agent to see it.
+faults_in_node() { "$SANDBOX_SCRIPT" exec "$FAULT_NODE" "$@"; }
+
 # faults_small_fs DIR SIZE: puts DIR on a tmpfs of SIZE holding a copy of DIR's contents.
 faults_small_fs() {
     local dir=$1 copy
     copy=$FAULT_FS_SAVE/$(tr / _ <<<"$dir")
     mkdir -p "$copy"
     cp -a "$dir/." "$copy/" || fail "cannot copy $dir"
-    mount -t tmpfs -o "size=$2,mode=$(stat -c %a "$dir")" faults-disk-full "$dir" || fail "cannot mount a tmpfs on $dir"
+    faults_in_node mount -t tmpfs -o "size=$2,mode=$(stat -c %a "$dir")" faults-disk-full "$dir" ||
+        fail "cannot mount a tmpfs on $dir"
     FAULT_FS_MOUNTED+=("$dir")
-    cp -a "$copy/." "$dir/" || fail "$dir's contents do not fit on a $2 tmpfs"
+    faults_in_node cp -a "$copy/." "$dir/" || fail "$dir's contents do not fit on a $2 tmpfs"
     log "$dir is on a $2 tmpfs"
 }
 
@@ -255,10 +261,10 @@ faults_restore_fs() {
     local dir copy kept=no
     "$SANDBOX_SCRIPT" stop agentd >/dev/null || true
     for dir in "${FAULT_FS_MOUNTED[@]}"; do
-        mountpoint -q "$dir" || continue
-        rm -f "$dir/filler"
+        faults_in_node mountpoint -q "$dir" || continue
         copy=$FAULT_FS_SAVE/after$(tr / _ <<<"$dir")
-        if ! { mkdir -p "$copy" && cp -a "$dir/." "$copy/" && umount "$dir" &&
+        if ! { mkdir -p "$copy" && faults_in_node rm -f "$dir/filler" &&
+            faults_in_node cp -a "$dir/." "$copy/" && faults_in_node umount "$dir" &&
             find "$dir" -mindepth 1 -delete && cp -a "$copy/." "$dir/"; }; then
             printf '%s: could not restore %s (a copy is in %s)\n' "$TEST_NAME" "$dir" "$copy" >&2
             kept=yes
@@ -270,10 +276,11 @@ faults_restore_fs() {
 
 # faults_fill DIR: writes a filler file until the tmpfs under DIR is full.
 faults_fill() {
-    dd if=/dev/zero of="$1/filler" bs=4k status=none 2>/dev/null || true
-    expect_eq "free space on $1 after filling it" 0 "$(df --output=avail -B1 "$1" | tail -n 1 | tr -d ' ')"
+    faults_in_node dd if=/dev/zero of="$1/filler" bs=4k status=none 2>/dev/null || true
+    expect_eq "free space on $1 after filling it" 0 \
+        "$(faults_in_node df --output=avail -B1 "$1" | tail -n 1 | tr -d ' ')"
 }
-faults_unfill() { rm -f "$1/filler"; }
+faults_unfill() { faults_in_node rm -f "$1/filler"; }
 
 # --- the checks ------------------------------------------------------------------------------
 faults_netns_snapshot() {
@@ -285,9 +292,11 @@ faults_netns_snapshot() {
 faults_check_resources() {
     local j leftovers=()
     for j in "${FAULT_JOBS[@]}"; do
-        [[ ! -e $FAULT_RUN_DIR/jobs/$j ]] || leftovers+=("job directory $FAULT_RUN_DIR/jobs/$j")
-        [[ ! -e $FAULT_RUN_DIR/state/$j.json ]] || leftovers+=("job record $FAULT_RUN_DIR/state/$j.json")
-        [[ -z $FAULT_IPUOF_DIR || ! -e $FAULT_IPUOF_DIR/$j ]] || leftovers+=("IPUoF directory $FAULT_IPUOF_DIR/$j")
+        # As the agent sees them, in the node's mount namespace.
+        ! faults_in_node test -e "$FAULT_RUN_DIR/jobs/$j" || leftovers+=("job directory $FAULT_RUN_DIR/jobs/$j")
+        ! faults_in_node test -e "$FAULT_RUN_DIR/state/$j.json" || leftovers+=("job record $FAULT_RUN_DIR/state/$j.json")
+        [[ -z $FAULT_IPUOF_DIR ]] || ! faults_in_node test -e "$FAULT_IPUOF_DIR/$j" ||
+            leftovers+=("IPUoF directory $FAULT_IPUOF_DIR/$j")
         grep -q "^p$j " <<<"$(faults_partitions)" && leftovers+=("V-IPU partition p$j")
         [[ -z $(accelctl jobs --json | jq --argjson j "$j" '.[] | select(.job_id == $j)') ]] ||
             leftovers+=("job $j in accelctl jobs")

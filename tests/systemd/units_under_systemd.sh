@@ -9,6 +9,8 @@
 #  - a hung daemon (SIGSTOP) is killed by the watchdog and restarted, and re-adopts the job;
 #  - the journal holds the daemon's lines with their fields (SYSLOG_IDENTIFIER, PRIORITY);
 #  - the limit enforcer's thread runs SCHED_FIFO under the unit's sandboxing;
+#  - a job's directory is a tmpfs of its own (JobDirSize) that PID 1's mount namespace, the
+#    one of slurmd and the jobs, sees: the daemon has no mount namespace of its own;
 #  - `systemd-analyze security` rates each unit as the operator guide says;
 #  - the aggregator's unit starts with the shipped unit and a minimal configuration, and the
 #    agent's events reach it.
@@ -158,6 +160,13 @@ log "ok: accel-aggregatord active, status '$agg_status'"
 # --- a job, and a restart: READY only after the job is re-adopted -----------------------------
 job_env=(env SLURM_JOB_ID=77 SLURM_JOB_UID=4242 SLURM_JOB_GID=4242 SLURM_JOB_USER=bench SLURMD_NODENAME="$machine")
 in_ct "${job_env[@]}" accelctl prolog || fail "accelctl prolog in the container failed"
+# The job's directory is a tmpfs of its own, mounted where the job sees it: in the mount
+# namespace of the container's PID 1, the one slurmd and the jobs run in.
+jobdir=$(in_ct findmnt -n -o FSTYPE,OPTIONS --mountpoint /run/accel-agent/jobs/77 || true)
+[[ $jobdir == tmpfs*size=131072k*nr_inodes=131072* ]] ||
+    fail "job 77's directory is not a tmpfs of its own (JobDirSize) in PID 1's namespace: '$jobdir'"
+[[ $(in_ct stat -c %u /run/accel-agent/jobs/77) == 4242 ]] || fail "job 77's directory is not the job's user's"
+log "ok: job 77's directory is a tmpfs of its own, seen from PID 1: $jobdir"
 in_ct systemctl restart accel-agentd || fail "systemctl restart accel-agentd failed"
 # systemctl restart returns once READY=1 came; the STATUS sent with it counts the jobs the
 # daemon re-adopted before it, so it already holds the job.

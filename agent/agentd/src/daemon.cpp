@@ -213,7 +213,8 @@ Status Daemon::startJobManager() {
   std::vector<std::unique_ptr<agent::JobStep>> steps;
   steps.push_back(std::make_unique<agent::JobDirStep>(
       config_.run_dir + "/jobs", ipu_root,
-      [t = trash_.get()](const std::string& dir) { return t->dispose(dir); }));
+      [t = trash_.get()](const std::string& dir) { return t->dispose(dir); },
+      agent::JobDirSpace{.size = config_.job_dir_size, .inodes = config_.job_dir_inodes}));
   if (vendors_.ipu) {
     agent::FollowerWait wait;
     wait.budget = [this] {

@@ -1,6 +1,7 @@
 #include "accel/agent/job_dir_step.h"
 
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,9 +11,36 @@
 
 namespace accel::agent {
 
-JobDirStep::JobDirStep(std::string root, std::string ipu_root, TreeDisposer dispose)
-    : root_(std::move(root)), ipu_root_(std::move(ipu_root)), dispose_(std::move(dispose)) {
+namespace {
+
+// Unmounts whatever is mounted at `path` (lazily: a process of the job that
+// still holds a file keeps that file, not the mount point). A path that is
+// no mount point, or none at all, is success. The path is the agent's own
+// (<root>/<job id> in a root-owned root), so no link is followed to reach it.
+Status unmountAll(const std::string& path) {
+  for (int i = 0; i < 16; ++i) {
+    if (::umount2(path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) == 0) continue;
+    if (errno == EINVAL || errno == ENOENT) return okStatus();
+    return sysError("unmount " + path, errno);
+  }
+  return Error(ErrorCode::kConflict, path + ": still a mount point after 16 unmounts");
+}
+
+}  // namespace
+
+JobDirStep::JobDirStep(std::string root, std::string ipu_root, TreeDisposer dispose,
+                       JobDirSpace space)
+    : root_(std::move(root)),
+      ipu_root_(std::move(ipu_root)),
+      dispose_(std::move(dispose)),
+      space_(space) {
   if (!dispose_) dispose_ = [](const std::string& path) { return removeTree(path); };
+}
+
+std::vector<std::string> JobDirStep::pathsOf(uint32_t job_id) const {
+  std::vector<std::string> out{root_ + "/" + std::to_string(job_id)};
+  if (!ipu_root_.empty()) out.push_back(ipu_root_ + "/" + std::to_string(job_id));
+  return out;
 }
 
 std::string JobDirStep::pathFor(const JobRequestSpec& spec) const {
@@ -23,21 +51,39 @@ std::string JobDirStep::pathFor(const JobRequestSpec& spec) const {
 Status JobDirStep::setUp(JobRecord& job) {
   const std::string dir = pathFor(job.spec);
   // A leftover from an earlier attempt may hold another owner's files: start clean.
+  ACCEL_TRY(unmountAll(dir));
   ACCEL_TRY(dispose_(dir));
   // Root's until JobDirHandOver: the owner gets it once everything is in it.
   ACCEL_TRY(makeDirectory(dir, 0700));
+  if (space_.size > 0) {
+    const std::string opts = "size=" + std::to_string(space_.size) +
+                             ",nr_inodes=" + std::to_string(space_.inodes) + ",mode=0700";
+    if (::mount("accel-job", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
+      return sysError("mount a tmpfs of its own (JobDirSize) on " + dir, errno);
+  }
   job.job_dir = dir;
   job.env.emplace_back("ACCEL_JOB_DIR", dir);
   return okStatus();
+}
+
+Status JobDirStep::release(const JobRecord& job) {
+  Status first;
+  for (const auto& dir : pathsOf(job.spec.job_id)) {
+    Status s = unmountAll(dir);
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
 }
 
 Status JobDirStep::tearDown(const JobRecord& job) {
   // Always computed paths: a record edited on disk cannot steer removal
   // elsewhere. Both roots are tried: an epilog of a job the daemon never
   // saw does not know whether it asked for IPUs.
-  ACCEL_TRY(dispose_(root_ + "/" + std::to_string(job.spec.job_id)));
-  if (ipu_root_.empty()) return okStatus();
-  return dispose_(ipu_root_ + "/" + std::to_string(job.spec.job_id));
+  for (const auto& dir : pathsOf(job.spec.job_id)) {
+    ACCEL_TRY(unmountAll(dir));
+    ACCEL_TRY(dispose_(dir));
+  }
+  return okStatus();
 }
 
 Status JobDirHandOver::setUp(JobRecord& job) {

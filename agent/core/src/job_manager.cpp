@@ -253,6 +253,13 @@ Status JobManager::epilog(uint32_t job_id) {
       rec = it->second;
     else
       rec.spec.job_id = job_id;  // unknown: steps remove what a crash may have left
+  }
+  // Space the job's user could fill is given back before anything is
+  // written; what fails here is tried again, and reported, by the tear-down.
+  for (auto& step : steps_) (void)step->release(rec);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = records_.find(job_id);
     rec.phase = *transition(rec.phase, JobEvent::kEpilogBegin);
     if (it != records_.end()) ACCEL_TRY(saveLocked(rec));
   }

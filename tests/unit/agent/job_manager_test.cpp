@@ -1,7 +1,12 @@
 #include "accel/agent/job_manager.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -523,6 +528,64 @@ TEST_F(JobManagerTest, IpuJobsGetTheirDirectoryUnderTheIpuRoot) {
   bare.spec.job_id = 72;
   ASSERT_TRUE(step.tearDown(bare).ok());
   EXPECT_FALSE(exists(root_ + "/jobs/72"));
+}
+
+// With a JobDirSpace the job directory is a tmpfs of its own: a job that
+// fills it (bytes or inodes) fills nothing of the root's file system, and the
+// epilog's release gives the space back before tear-down removes the
+// directory. Run in a child with a mount namespace of its own, so nothing
+// stays mounted whatever happens; each exit code names the check that failed.
+TEST_F(JobManagerTest, AJobDirectoryOfItsOwnFileSystemIsBoundedAndReleasedFirst) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting the job's tmpfs needs root";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+      _exit(2);
+    JobDirStep step(root_ + "/jobs", "", {}, JobDirSpace{.size = 1 << 20, .inodes = 64});
+    JobDirHandOver hand_over;
+    JobRecord rec;
+    rec.spec = spec(46);
+    if (!step.setUp(rec).ok() || !hand_over.setUp(rec).ok()) _exit(3);
+    struct statfs fs {};
+    struct stat dir_st {
+    }, root_st{};
+    if (statfs(rec.job_dir.c_str(), &fs) != 0 || fs.f_type != 0x01021994 /* TMPFS_MAGIC */)
+      _exit(4);
+    if (stat(rec.job_dir.c_str(), &dir_st) != 0 || stat(root_.c_str(), &root_st) != 0 ||
+        dir_st.st_dev == root_st.st_dev || dir_st.st_uid != 4242 || (dir_st.st_mode & 0777) != 0700)
+      _exit(5);
+    // 2 MiB do not fit in 1 MiB; 64 inodes run out before 100 files.
+    const int fd = open((rec.job_dir + "/big").c_str(), O_WRONLY | O_CREAT, 0600);
+    std::string mib(1 << 20, 'x');
+    bool full = false;
+    for (int i = 0; i < 2 && fd >= 0 && !full; ++i)
+      full = write(fd, mib.data(), mib.size()) != static_cast<ssize_t>(mib.size());
+    if (fd < 0 || !full) _exit(6);
+    close(fd);
+    int made = 0;
+    while (made < 100 && mkdir((rec.job_dir + "/d" + std::to_string(made)).c_str(), 0700) == 0)
+      ++made;
+    if (made >= 100 || errno != ENOSPC) _exit(7);
+    // The epilog's first act: the directory is no mount point any more.
+    if (!step.release(rec).ok()) _exit(8);
+    if (statfs(rec.job_dir.c_str(), &fs) != 0 || fs.f_type == 0x01021994) _exit(9);
+    if (!step.tearDown(rec).ok() || access(rec.job_dir.c_str(), F_OK) == 0) _exit(10);
+    // A second set-up over a leftover mount starts clean.
+    JobRecord again;
+    again.spec = spec(47);
+    if (!step.setUp(again).ok() || !step.setUp(again).ok()) _exit(11);
+    if (!step.tearDown(again).ok() || access(again.job_dir.c_str(), F_OK) == 0) _exit(12);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "2: no mount namespace; 3: set-up failed; 4: not a tmpfs; 5: shares the root's file "
+         "system, or not handed over; 6: 2 MiB fit; 7: 100 directories fit; 8, 9: release left "
+         "it mounted; 10: tear-down left it; 11, 12: a leftover mount was not cleared";
 }
 
 }  // namespace

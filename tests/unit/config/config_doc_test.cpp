@@ -137,6 +137,8 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                              "ControlUserIdleMs",
                                              "StateDir",
                                              "RunDir",
+                                             "JobDirSize",
+                                             "JobDirInodes",
                                              "SlurmUser",
                                              "LogLevel",
                                              "TopologyFile",

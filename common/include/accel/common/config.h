@@ -38,6 +38,8 @@ struct AccelConfig {
   std::uint64_t control_user_idle_ms = 0;
   std::string state_dir;
   std::string run_dir;
+  std::uint64_t job_dir_size = 0;    // bytes of each job's own tmpfs; 0: no file system of its own
+  std::uint64_t job_dir_inodes = 0;  // inodes of each job's own tmpfs
   std::string slurm_user;
   LogLevel log_level = LogLevel::kInfo;
   std::optional<std::string> topology_file;

@@ -21,6 +21,10 @@ class JobStep {
   // May fill record fields (job_dir, env, ...) that the record then persists.
   virtual Status setUp(JobRecord& job) = 0;
   virtual Status tearDown(const JobRecord& job) = 0;
+  // The epilog's first act, before it writes anything: gives back space the
+  // job's user can fill (a job directory's own file system). Idempotent, as
+  // tearDown, which runs later and finishes the work.
+  virtual Status release(const JobRecord&) { return okStatus(); }
 };
 
 }  // namespace accel::agent

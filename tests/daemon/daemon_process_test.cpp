@@ -194,9 +194,9 @@ TEST_F(DaemonProcessTest, SymlinkAtSocketPathIsRefusedStaleSocketIsReplaced) {
 }
 
 TEST_F(DaemonProcessTest, BadConfigStopsTheStartAndNamesFileLineKey) {
-  h_.writeConfig("LogLevel=loud\n");  // the harness writes 7 lines before this one
+  h_.writeConfig("LogLevel=loud\n");  // the harness writes 8 lines before this one
   EXPECT_FALSE(h_.start(3s));
-  EXPECT_NE(h_.startError().find("accel.conf:8: key 'LogLevel'"), std::string::npos)
+  EXPECT_NE(h_.startError().find("accel.conf:9: key 'LogLevel'"), std::string::npos)
       << h_.startError();
   EXPECT_FALSE(exists(h_.socketPath()));
 }

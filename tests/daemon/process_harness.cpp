@@ -58,6 +58,11 @@ void AgentHarness::writeConfig(const std::string& extra) {
     << "SlurmUser=root\n"
     << "TopologyFile=" << paths_.topology_xml << "\n"
     << "HookTimeout=5\n"
+    // Job directories on RunDir's file system: the daemon here runs in the test's
+    // mount namespace, where a tmpfs per job would outlive a test that never runs
+    // the job's epilog. The tmpfs is tested by job_manager_test, the sandbox's
+    // suites and systemd.units.
+    << "JobDirSize=0\n"
     << extra;
 }
 

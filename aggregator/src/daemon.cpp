@@ -14,6 +14,7 @@
 #include "accel/aggregator/allow_list.h"
 #include "accel/aggregator/cli.h"
 #include "accel/aggregator/comment_writer.h"
+#include "accel/aggregator/run_checks.h"
 #include "accel/aggregator/server.h"
 #include "accel/common/clock.h"
 #include "accel/common/log.h"
@@ -89,20 +90,30 @@ class RefusalLog {
     suppressed_ += more;
     if (now - window_ >= std::chrono::seconds(10)) {
       if (suppressed_ > 0)
-        log::warning("ingest: " + std::to_string(suppressed_) + " more frames refused");
+        log::warning("ingest: " + std::to_string(suppressed_) +
+                     " more frames refused or held events not counted");
       window_ = now, lines_ = 0, suppressed_ = 0;
     }
-    for (const auto& r : refused) {
-      if (lines_ >= kRefusalLines) {
-        ++suppressed_;
-        continue;
-      }
-      ++lines_;
-      log::warning(describe(r));
-    }
+    for (const auto& r : refused) say(describe(r));
+  }
+  // Held events of new runs that slurmctld did not confirm, on the same
+  // budget of lines.
+  void addUnconfirmed(Ingestor& ingestor) {
+    uint64_t more = 0;
+    for (const auto& u : ingestor.takeUnconfirmed(&more))
+      say("ingest: an event from " + u.node + " is not counted: " + u.why);
+    suppressed_ += more;
   }
 
  private:
+  void say(const std::string& line) {
+    if (lines_ >= kRefusalLines) {
+      ++suppressed_;
+      return;
+    }
+    ++lines_;
+    log::warning(line);
+  }
   static std::string describe(const Rejection& r) {
     std::string what = "ingest: refused a frame from " +
                        (r.peer.empty() ? std::string("an unnamed peer") : r.peer);
@@ -135,7 +146,8 @@ uint64_t raiseDescriptorLimit() {
   return static_cast<uint64_t>(fd.rlim_cur);
 }
 
-int runDaemon(const AggregatorConfig& c, const AccountingFactory& make_accounting) {
+int runDaemon(const AggregatorConfig& c, const AccountingFactory& make_accounting,
+              const JobRunsFactory& make_job_runs) {
   sigset_t sigs;
   sigemptyset(&sigs);
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&sigs, s);
@@ -146,7 +158,8 @@ int runDaemon(const AggregatorConfig& c, const AccountingFactory& make_accountin
   auto store = Store::open(c.database, Store::Mode::kReadWrite, storeSync(c));
   if (!store.ok()) return fail("database " + c.database, store.error());
   Metrics metrics;
-  Ingestor ingestor(**store, metrics, c.max_frame_bytes, c.summary_wait);
+  RunChecker run_checks([&c, &make_job_runs] { return make_job_runs(c); }, systemClock(), metrics);
+  Ingestor ingestor(**store, metrics, c.max_frame_bytes, c.summary_wait, &run_checks);
   if (Status s = ingestor.load(); !s.ok()) return fail("database " + c.database, s.error());
   std::unique_ptr<metrics::HttpEndpoint> metrics_server;
   if (c.metrics_address) {
@@ -187,6 +200,7 @@ int runDaemon(const AggregatorConfig& c, const AccountingFactory& make_accountin
     Status s = (*server)->poll(std::chrono::milliseconds(100));
     auto now = std::chrono::steady_clock::now();
     refusals.add(**server, now);
+    refusals.addUnconfirmed(ingestor);
     if (!s.ok() && now - last_error > std::chrono::seconds(10)) {
       log::error("ingest: batch not stored (agents will resend): " + s.error().message());
       last_error = now;

@@ -1,5 +1,8 @@
 #include "accel/aggregator/ingest.h"
 
+#include <utility>
+#include <vector>
+
 namespace accel::aggregator {
 namespace {
 constexpr size_t kMaxCachedJobs = 100000;
@@ -19,18 +22,22 @@ Offer refused(std::optional<StreamKey> key, event::Nack nack) {
 }  // namespace
 
 Ingestor::Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes,
-                   std::chrono::seconds summary_wait)
+                   std::chrono::seconds summary_wait, RunChecks* runs)
     : store_(store),
       metrics_(metrics),
       max_frame_(max_frame_bytes),
-      summary_wait_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(summary_wait).count()) {
-}
+      summary_wait_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(summary_wait).count()),
+      runs_(runs) {}
 
 Status Ingestor::load() {
   auto progress = store_.loadProgress();
   if (!progress.ok()) return progress.error();
   streams_.clear();
   for (const auto& [key, seq] : *progress) streams_[key] = Stream{seq, seq, 0, false};
+  auto held = store_.loadHeldJobs();
+  if (!held.ok()) return held.error();
+  for (uint32_t id : *held) held_jobs_.try_emplace(id, 0);
+  metrics_.held_jobs = int64_t(held_jobs_.size());
   // Liveness survives a restart: the metric knows every node from the start.
   auto nodes = store_.readNodes();
   if (!nodes.ok()) return nodes.error();
@@ -69,9 +76,10 @@ Offer Ingestor::offer(std::string_view peer_node, std::span<const uint8_t> bytes
   if (stream == streams_.end())
     stream = streams_.try_emplace(key).first;  // only streams that begin
   uint32_t job_id = env->event ? event::jobIdOf(*env->event) : 0;
-  if (auto why = refusalOf(*env, job_id, now_ns)) {
+  Verdict verdict = admissionOf(*env, job_id, now_ns);
+  if (verdict.admission == Admission::kRefuse) {
     metrics_.reject(Reject::kNotOnJob);
-    Offer o = skip(stream, key, h.seq, event::NackReason::kNotOnJob, std::move(*why));
+    Offer o = skip(stream, key, h.seq, event::NackReason::kNotOnJob, std::move(verdict.why));
     o.job_id = job_id;
     return o;
   }
@@ -81,7 +89,10 @@ Offer Ingestor::offer(std::string_view peer_node, std::span<const uint8_t> bytes
                            batch_.bytes.size(), bytes.size()});
   batch_.bytes.insert(batch_.bytes.end(), bytes.begin(), bytes.end());
   if (!env->event) ++metrics_.unknown_kinds;
-  merge(*env, job_id, now_ns);
+  if (verdict.admission == Admission::kHold)
+    holdEvent(h, job_id, bytes, now_ns);
+  else
+    merge(*env, job_id, now_ns);
   NodeHeard& heard = batch_.nodes[h.node];
   heard.last_event_ns = now_ns;
   if (const auto* hb = env->event ? std::get_if<event::NodeHeartbeat>(&*env->event) : nullptr) {
@@ -138,15 +149,77 @@ void Ingestor::stage(Streams::iterator stream, uint64_t seq) {
   if (!st.in_batch) st.in_batch = true, batch_streams_.push_back(stream);
 }
 
-// Whether the event's node may report its job (summary.h, refusal). A job
+// Whether the event's node may report its job (job_admission.h). A job
 // whose stored summary cannot be read is not checked: the event is kept.
-std::optional<std::string> Ingestor::refusalOf(const event::Envelope& env, uint32_t job_id,
-                                               int64_t now_ns) {
-  if (!env.event || job_id == 0) return std::nullopt;
+Verdict Ingestor::admissionOf(const event::Envelope& env, uint32_t job_id, int64_t now_ns) {
+  if (!env.event || job_id == 0) return {};
   auto s = job(job_id);
-  if (!s.ok()) return std::nullopt;
-  auto due = commentDueNs(**s, summary_wait_ns_);
-  return refusal(**s, env.header.node, *env.event, due && *due <= now_ns);
+  if (!s.ok()) return {};
+  return admit(**s, env.header.node, *env.event, now_ns);
+}
+
+// Keeps the event in its job's summary until slurmctld confirms its run,
+// and asks. One that the summary has no room for is stored and never counts.
+void Ingestor::holdEvent(const event::Header& header, uint32_t id, std::span<const uint8_t> bytes,
+                         int64_t now_ns) {
+  auto s = job(id);
+  if (!s.ok()) return;
+  if (!hold(**s, header.node, now_ns, bytes)) {
+    noteUnconfirmed(id, header.node,
+                    "job " + std::to_string(id) + ": more events held than " +
+                        std::to_string(JobSummary::kMaxHeld) + " (or " +
+                        std::to_string(JobSummary::kMaxHeldBytes) + " bytes) while slurmctld " +
+                        "has not confirmed the run");
+    return;
+  }
+  held_touched_.insert(id);
+  std::erase(batch_.released_jobs, id);
+  held_jobs_[id] = now_ns;
+  metrics_.held_jobs = int64_t(held_jobs_.size());
+  if (runs_) runs_->ask(id, now_ns);
+}
+
+bool Ingestor::settle(int64_t now_ns) {
+  if (!runs_) return false;
+  const size_t before = touched_.size() + held_touched_.size();
+  for (const RunAnswer& answer : runs_->take()) settleJob(answer);
+  if (now_ns - last_asks_ns_ >= 1'000'000'000) {
+    last_asks_ns_ = now_ns;
+    for (const auto& [id, newest_ns] : held_jobs_) runs_->ask(id, newest_ns);
+  }
+  metrics_.held_jobs = int64_t(held_jobs_.size());
+  return touched_.size() + held_touched_.size() != before;
+}
+
+void Ingestor::settleJob(const RunAnswer& answer) {
+  auto held = held_jobs_.find(answer.job_id);
+  if (held == held_jobs_.end()) return;
+  auto s = job(answer.job_id);
+  if (!s.ok()) return;
+  Settled out = settleHeld(**s, answer);
+  for (auto& d : out.dropped) noteUnconfirmed(answer.job_id, std::move(d.node), std::move(d.why));
+  if (out.merged) touched_.insert(answer.job_id);
+  if (out.merged || !out.dropped.empty()) held_touched_.insert(answer.job_id);
+  if (!(*s)->held.empty()) {
+    held->second = out.newest_held_ns;
+    return;
+  }
+  held_jobs_.erase(held);
+  batch_.released_jobs.push_back(answer.job_id);
+}
+
+void Ingestor::noteUnconfirmed(uint32_t job_id, std::string node, std::string why) {
+  ++metrics_.runs_unconfirmed;
+  if (unconfirmed_.size() < kKeptUnconfirmed)
+    unconfirmed_.push_back({job_id, std::move(node), std::move(why)});
+  else
+    ++unconfirmed_dropped_;
+}
+
+std::vector<Unconfirmed> Ingestor::takeUnconfirmed(uint64_t* more) {
+  if (more) *more = unconfirmed_dropped_;
+  unconfirmed_dropped_ = 0;
+  return std::exchange(unconfirmed_, {});
 }
 
 Result<JobSummary*> Ingestor::job(uint32_t job_id) {
@@ -177,10 +250,9 @@ Status Ingestor::commit(int64_t now_ns) {
 }
 
 std::optional<Batch> Ingestor::seal(int64_t now_ns) {
-  if (batch_streams_.empty()) {
-    touched_.clear();  // only duplicates or gaps: no summary changed
-    return std::nullopt;
-  }
+  if (batch_streams_.empty() && touched_.empty() && held_touched_.empty() &&
+      batch_.released_jobs.empty())
+    return std::nullopt;  // only duplicates or gaps: no summary changed
   batch_.now_ns = now_ns;
   for (auto stream : batch_streams_) {
     batch_.progress[stream->first] = stream->second.staged;
@@ -198,7 +270,11 @@ std::optional<Batch> Ingestor::seal(int64_t now_ns) {
     else
       batch_.waits.push_back({id, *due});
   }
+  for (uint32_t id : held_touched_)
+    if (!touched_.contains(id))
+      batch_.jobs.push_back(jobs_.at(id));  // its comment is not due again
   touched_.clear();
+  held_touched_.clear();
   Batch sealed = std::move(batch_);
   batch_ = Batch{};
   // The next batch is likely as large: no regrowing (and copying) on the way.
@@ -216,7 +292,13 @@ void Ingestor::finish(const Batch& batch, const Status& written) {
     batch_streams_.clear();
     batch_ = Batch{};
     touched_.clear();
+    held_touched_.clear();
     jobs_.clear();  // the cache may hold merges that were not stored
+    // Jobs released by the lost batches still hold their events in the
+    // store: ask about them again.
+    if (auto stored = store_.loadHeldJobs(); stored.ok())
+      for (uint32_t id : *stored) held_jobs_.try_emplace(id, 0);
+    last_asks_ns_ = 0;
     return;
   }
   for (const auto& [key, seq] : batch.progress) streams_[key].committed = seq;
@@ -225,7 +307,7 @@ void Ingestor::finish(const Batch& batch, const Status& written) {
   for (const auto& [node, lag] : batch.lag) metrics_.setLag(node, lag);
   for (const auto& [node, heard] : batch.nodes) metrics_.noteNode(node, heard);
   // Reloading is safe only when no uncommitted merge lives in the cache.
-  if (jobs_.size() > kMaxCachedJobs && touched_.empty()) jobs_.clear();
+  if (jobs_.size() > kMaxCachedJobs && touched_.empty() && held_touched_.empty()) jobs_.clear();
 }
 
 }  // namespace accel::aggregator

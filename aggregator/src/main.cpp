@@ -11,6 +11,7 @@
 
 #include "accel/aggregator/cli.h"
 #include "accel/common/log.h"
+#include "accel/slurm/slurmctld_job_runs.h"
 #include "accel/slurm/slurmdb_accounting.h"
 
 namespace {
@@ -144,11 +145,16 @@ int run(int argc, char** argv) {
       accel::log::Level::kError, accel::log::Level::kWarning, accel::log::Level::kInfo,
       accel::log::Level::kDebug};
   accel::log::init("accel-aggregatord", kLevels[static_cast<int>(config->log_level)]);
-  // The one place the real accounting adapter (libslurmdb) is wired in.
-  return accel::aggregator::runDaemon(*config, [](const AggregatorConfig& c) {
-    return std::make_unique<accel::slurm::SlurmdbAccounting>(
-        c.cluster_name, c.slurm_conf.value_or(""), int(c.comment_connections));
-  });
+  // The one place the real Slurm adapters (libslurmdb, libslurm) are wired in.
+  return accel::aggregator::runDaemon(
+      *config,
+      [](const AggregatorConfig& c) {
+        return std::make_unique<accel::slurm::SlurmdbAccounting>(
+            c.cluster_name, c.slurm_conf.value_or(""), int(c.comment_connections));
+      },
+      [](const AggregatorConfig& c) {
+        return std::make_unique<accel::slurm::SlurmctldJobRuns>(c.slurm_conf.value_or(""));
+      });
 }
 
 }  // namespace

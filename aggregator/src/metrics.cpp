@@ -76,6 +76,15 @@ std::string Metrics::render(int64_t now_ns, metrics::Format format) const {
           "Connections from nodes open now (accepted and not yet closed; one per node that is "
           "linked).")
       .set(double(connections.load()));
+  r.gauge("accel_aggregator_held_jobs",
+          "Jobs whose events of a new run are held until slurmctld confirms the run.")
+      .set(double(held_jobs.load()));
+  r.counter("accel_aggregator_runs_unconfirmed",
+            "Held events dropped, never counted: slurmctld did not confirm their run.")
+      .add(runs_unconfirmed);
+  r.counter("accel_aggregator_slurmctld_failures",
+            "Lookups of a job's current run that slurmctld did not answer (retried).")
+      .add(slurmctld_failures);
   std::lock_guard lock(mu_);
   double worst = 0;
   for (const auto& [node, lag] : lag_) worst = std::max(worst, lag);

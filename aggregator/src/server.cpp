@@ -157,6 +157,12 @@ struct Server::Impl {
     open_frames += n;
   }
 
+  // slurmctld's answers about held runs (Ingestor::settle): what they change
+  // is saved with the open batch, and a batch is opened for it if none is.
+  void settle() {
+    if (ingestor.settle(wallNs()) && !open_since) open_since = Clock::now();
+  }
+
   // Hands the open batch to the writer once it is full or batch_wait old,
   // and the writer is free.
   void submitIfDue() {
@@ -362,6 +368,7 @@ Status Server::poll(std::chrono::milliseconds wait) {
   m.countConnections();
   Status s = m.collect(false);
   m.receive();
+  m.settle();
   m.submitIfDue();
   return s;
 }

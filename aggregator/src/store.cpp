@@ -90,6 +90,7 @@ CREATE TABLE IF NOT EXISTS pending_comments(
   next_ns INTEGER NOT NULL, last_error TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS summary_waits(
   job_id INTEGER PRIMARY KEY, due_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS held_jobs(job_id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS nodes(
   node TEXT PRIMARY KEY, last_event_ns INTEGER NOT NULL, heartbeat_ns INTEGER NOT NULL DEFAULT 0,
   interval_s INTEGER NOT NULL DEFAULT 0, accelerators INTEGER NOT NULL DEFAULT 0,
@@ -170,6 +171,8 @@ struct Store::Prepared {
              "INSERT INTO summary_waits(job_id, due_ns) VALUES(?,?) ON CONFLICT(job_id) "
              "DO UPDATE SET due_ns = excluded.due_ns"),
         unwait(db, "DELETE FROM summary_waits WHERE job_id = ?"),
+        hold(db, "INSERT OR IGNORE INTO held_jobs(job_id) VALUES(?)"),
+        release(db, "DELETE FROM held_jobs WHERE job_id = ?"),
         seen(db,
              "INSERT INTO nodes(node, last_event_ns) VALUES(?,?) ON CONFLICT(node) "
              "DO UPDATE SET last_event_ns = max(last_event_ns, excluded.last_event_ns)"),
@@ -182,10 +185,11 @@ struct Store::Prepared {
         rollback(db, "ROLLBACK") {}
   bool ok() const {
     return event.ok() && events.ok() && stream.ok() && job.ok() && comment.ok() && span.ok() &&
-           wait.ok() && unwait.ok() && seen.ok() && beat.ok() && begin.ok() && commit.ok() &&
-           rollback.ok();
+           wait.ok() && unwait.ok() && hold.ok() && release.ok() && seen.ok() && beat.ok() &&
+           begin.ok() && commit.ok() && rollback.ok();
   }
-  Stmt event, events, stream, job, comment, span, wait, unwait, seen, beat, begin, commit, rollback;
+  Stmt event, events, stream, job, comment, span, wait, unwait, hold, release, seen, beat, begin,
+      commit, rollback;
   std::unordered_map<uint32_t, std::pair<int64_t, int64_t>> spans;  // per commit: job -> rows
 };
 
@@ -301,6 +305,17 @@ Result<std::map<StreamKey, uint64_t>> Store::loadProgress() {
   return out;
 }
 
+Result<std::vector<uint32_t>> Store::loadHeldJobs() {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "SELECT job_id FROM held_jobs");
+  if (!s.ok()) return sqlError(db_, "load held jobs");
+  std::vector<uint32_t> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(uint32_t(s.i64(0)));
+  if (rc != SQLITE_DONE) return sqlError(db_, "load held jobs");
+  return out;
+}
+
 Result<std::optional<JobSummary>> Store::loadJob(uint32_t job_id) {
   if (reader_ && reader_->load_job) {
     std::lock_guard lock(reader_->mu);
@@ -361,9 +376,13 @@ Status Store::commit(const Batch& b) {
              .run()
              .ok())
       return fail("update stream");
-  for (const auto& j : b.jobs)
+  for (const auto& j : b.jobs) {
     if (!p.job.bind(1, int64_t{j.job_id}).bind(2, toStateJson(j)).bind(3, b.now_ns).run().ok())
       return fail("save job");
+    if (!j.held.empty() && !p.hold.bind(1, int64_t{j.job_id}).run().ok()) return fail("held job");
+  }
+  for (uint32_t job : b.released_jobs)
+    if (!p.release.bind(1, int64_t{job}).run().ok()) return fail("release job");
   // A job due now waits no longer (its last epilog came, or its wait ran out).
   for (uint32_t job : b.comment_jobs) {
     if (!p.comment.bind(1, int64_t{job}).bind(2, b.now_ns).run().ok()) return fail("queue comment");

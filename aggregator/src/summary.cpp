@@ -56,20 +56,7 @@ bool noteRun(JobSummary& s, const std::string& node, uint32_t run) {
   return changed;
 }
 
-// The names of node_list, when they are exactly node_count distinct nodes.
-// Anything else (no count, unparseable text, more names than
-// kMaxHostlistNames, a list that disagrees with the count) leaves only the
-// count to go by.
-std::set<std::string> usableList(const std::string& node_list, uint32_t node_count) {
-  if (node_count == 0 || node_list.empty()) return {};
-  auto names = expandHostlist(node_list);
-  if (!names.ok()) return {};
-  std::set<std::string> listed(names->begin(), names->end());
-  if (listed.size() != node_count) return {};
-  return listed;
-}
-
-void listNodes(JobSummary& s) { s.listed_nodes = usableList(s.node_list, s.node_count); }
+void listNodes(JobSummary& s) { s.listed_nodes = usableNodeList(s.node_list, s.node_count); }
 
 // The accelerators the job was given: its partition's IPUs, and the devices
 // of each node in the job's latest run. A requeued job that ran on other
@@ -130,9 +117,9 @@ struct Merger {
   bool operator()(const event::PrologStarted& e) {
     const bool new_run = noteRun(s, node, e.restart_count);
     if (new_run) recount(s);
-    if (!s.listed_nodes.empty()) {  // a later run's list, let in by refusal()
+    if (!s.listed_nodes.empty()) {  // a later run's list, let in by admit()
       size_t before = s.later_nodes.size();
-      for (const auto& n : usableList(e.node_list, e.node_count))
+      for (const auto& n : usableNodeList(e.node_list, e.node_count))
         if (!s.listed_nodes.contains(n)) s.later_nodes.insert(n);
       return s.later_nodes.size() != before || new_run;
     }
@@ -186,6 +173,46 @@ struct Merger {
   }  // tasks, steps' ends, node-wide events
 };
 
+// Held envelopes in the state: lowercase hex, two digits a byte.
+std::string toHex(const std::vector<uint8_t>& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) out += {kDigits[b >> 4], kDigits[b & 0xf]};
+  return out;
+}
+
+int hexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+Json heldJson(const std::vector<HeldEvent>& held) {
+  Json out = Json::array();
+  for (const auto& h : held)
+    out.push_back(
+        {{"node", h.node}, {"received_ns", h.received_ns}, {"envelope", toHex(h.envelope)}});
+  return out;
+}
+
+// Throws Json::exception (as the other fields' readers do) on a wrong shape.
+std::vector<HeldEvent> heldFrom(const Json& j) {
+  std::vector<HeldEvent> out;
+  for (const auto& e : j.get_ref<const Json::array_t&>()) {
+    HeldEvent h{e.at("node").get<std::string>(), e.at("received_ns").get<int64_t>(), {}};
+    const auto& hex = e.at("envelope").get_ref<const std::string&>();
+    if (hex.size() % 2 != 0) throw Json::other_error::create(501, "held envelope: odd hex", &e);
+    for (size_t i = 0; i < hex.size(); i += 2) {
+      int hi = hexDigit(hex[i]), lo = hexDigit(hex[i + 1]);
+      if (hi < 0 || lo < 0) throw Json::other_error::create(501, "held envelope: not hex", &e);
+      h.envelope.push_back(static_cast<uint8_t>(hi << 4 | lo));
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<uint64_t> JobSummary::runSeconds() const {
@@ -227,30 +254,29 @@ std::set<std::string> JobSummary::missingNodes() const {
   return missing;
 }
 
-bool JobSummary::mayReport(const std::string& node) const {
-  return listed_nodes.empty() || listed_nodes.contains(node) || later_nodes.contains(node);
+std::set<std::string> usableNodeList(const std::string& node_list, uint32_t node_count) {
+  if (node_count == 0 || node_list.empty()) return {};
+  auto names = expandHostlist(node_list);
+  if (!names.ok()) return {};
+  std::set<std::string> listed(names->begin(), names->end());
+  if (listed.size() != node_count) return {};
+  return listed;
 }
 
-std::optional<std::string> refusal(const JobSummary& s, const std::string& node,
-                                   const event::Event& ev, bool run_over) {
-  const std::string job = "job " + std::to_string(s.job_id);
-  if (const auto* p = std::get_if<event::PrologStarted>(&ev)) {
-    auto list = usableList(p->node_list, p->node_count);
-    if (!list.empty() && !list.contains(node))
-      return job + ": its node list " + p->node_list + " does not name " + node;
-    if (list.empty() || s.listed_nodes.empty() || list == s.listed_nodes) {
-      if (s.mayReport(node)) return std::nullopt;
-    } else if (run_over || std::all_of(list.begin(), list.end(),
-                                       [&](const auto& n) { return s.mayReport(n); })) {
-      return std::nullopt;  // a later run (requeued), or another prolog of one
-    } else {
-      return job + ": " + node + " names the nodes " + p->node_list + ", the job runs on " +
-             s.node_list;
-    }
-  } else if (s.mayReport(node)) {
-    return std::nullopt;
-  }
-  return job + ": " + node + " is not on its node list " + s.node_list;
+bool JobSummary::mayReport(const std::string& node) const {
+  if (listed_nodes.contains(node) || later_nodes.contains(node)) return true;
+  if (!listed_nodes.empty()) return false;
+  // No usable list: the nodes that reported the job's run so far (its
+  // prolog, epilog, appliance use), once there are any.
+  if (!node_run.empty()) return node_run.contains(node);
+  // A state stored before node_run was kept: the nodes it names, once a
+  // prolog gave the job's nodes (unusably). Before any prolog, anyone.
+  if (!node_list.empty() || node_count > 0) return nodes.empty() || nodes.contains(node);
+  return true;
+}
+
+bool JobSummary::holdsFrom(const std::string& node) const {
+  return std::any_of(held.begin(), held.end(), [&](const HeldEvent& h) { return h.node == node; });
 }
 
 bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev,
@@ -289,6 +315,9 @@ std::string toStateJson(const JobSummary& s) {
          {"restarts", s.restarts},
          {"run_appliance_s", s.run_appliance_s},
          {"node_run", s.node_run}};
+  // Added later than node_run, and written only while events are held: a
+  // state that holds none is what the releases before wrote.
+  if (!s.held.empty()) j["held"] = heldJson(s.held);
   // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -325,6 +354,7 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     s.run_appliance_s =
         j.value("run_appliance_s", std::map<uint32_t, std::map<std::string, uint64_t>>{});
     s.node_run = j.value("node_run", std::map<std::string, uint32_t>{});
+    if (auto held = j.find("held"); held != j.end()) s.held = heldFrom(*held);
     listNodes(s);
     return s;
   } catch (const Json::exception& e) {

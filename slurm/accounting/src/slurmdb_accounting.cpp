@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "accel/slurm/slurm_compat.h"
+#include "libslurm_init.h"
 
 // Exported by libslurm but missing from its headers; sacctmgr uses them to
 // get a record whose unset fields are NO_VAL (a zeroed record would also
@@ -26,8 +26,6 @@ namespace accel::slurm {
 using aggregator::AccountedJob;
 using aggregator::CommentUpdate;
 namespace {
-
-std::once_flag g_init;
 
 // One connection per batch: batches are rate-limited, and a fresh connection
 // recovers from a restarted slurmdbd without extra state.
@@ -100,8 +98,7 @@ SlurmdbAccounting::SlurmdbAccounting(std::optional<std::string> cluster, std::st
     : cluster_(std::move(cluster)),
       slurm_conf_(std::move(slurm_conf)),
       connections_(std::max(1, connections)) {
-  std::call_once(g_init,
-                 [this] { slurm_init(slurm_conf_.empty() ? nullptr : slurm_conf_.c_str()); });
+  initLibslurm(slurm_conf_);
 }
 
 SlurmdbAccounting::~SlurmdbAccounting() = default;

@@ -11,6 +11,7 @@
 #include "accel/ipc/admin_comment.h"
 #include "fake_accounting.h"
 #include "fake_clock.h"
+#include "fake_run_checks.h"
 #include "temp_dir.h"
 
 namespace accel::aggregator {
@@ -32,7 +33,8 @@ class CommentWriterTest : public ::testing::Test {
     auto store = Store::open(dir_ + "/events.db", Store::Mode::kReadWrite);
     ASSERT_TRUE(store.ok());
     store_ = std::move(*store);
-    ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
+    ingestor_ =
+        std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024, kDefaultSummaryWait, &runs_);
     ASSERT_TRUE(ingestor_->load().ok());
     CommentWriterOptions options{writes_per_second, std::chrono::seconds(2),
                                  std::chrono::seconds(60), batch_size};
@@ -66,6 +68,7 @@ class CommentWriterTest : public ::testing::Test {
   std::string dir_ = tmp_.path();
   Metrics metrics_;
   FakeAccounting fake_;
+  FakeRunChecks runs_;
   support::FakeClock clock_{1000 * kSec};
   std::map<std::string, uint64_t> seq_;  // send(): each node's last sequence number
   std::unique_ptr<Store> store_;
@@ -285,6 +288,8 @@ TEST_F(CommentWriterTest, SummaryQueuedAgainDuringItsWriteIsWrittenAgain) {
     auto done = encode({"n2", 1, 2, 1, 1}, EpilogFinished{42});
     ASSERT_TRUE(ingestor_->offer("n2", again, clock_.wallNs()));
     ASSERT_TRUE(ingestor_->offer("n2", done, clock_.wallNs()));
+    runs_.answer(42, 1, {"n2"}, clock_.wallNs());  // slurmctld confirms run 1 on n2
+    ASSERT_TRUE(ingestor_->settle(clock_.wallNs()));
     ASSERT_TRUE(ingestor_->commit(clock_.wallNs()).ok());
   });
   clock_.advance(kSec);

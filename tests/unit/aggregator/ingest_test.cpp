@@ -423,16 +423,76 @@ TEST_F(IngestTest, ANodeReportsOnlyJobsThatRanOnIt) {
   EXPECT_EQ((*job)->result, JobResult::kOk);  // n3's failure did not count
 }
 
-TEST_F(IngestTest, ARequeuedRunOnOtherNodesIsLetInOnceTheFirstRunIsOver) {
-  ASSERT_TRUE(offer("n1", 1, 1, PrologStarted{42, 0, "a", "n1", 1}));
-  EXPECT_TRUE(offer("n2", 1, 1, PrologStarted{42, 0, "a", "n2", 1}).nack);  // the first run is on
-  ASSERT_TRUE(offer("n1", 1, 2, EpilogFinished{42}));
-  EXPECT_TRUE(offer("n2", 1, 2, PrologStarted{42, 0, "a", "n2", 1}));  // requeued onto n2
-  EXPECT_TRUE(offer("n2", 1, 3, EpilogFinished{42}));
+// A node's key speaks for that node's jobs only: once job 42 has run on n1
+// and n2 and is over, n3 cannot pass its own prolog off as a later run of the
+// job with the same restart count, nor change the job's result afterwards.
+// (A new run, with a larger count, waits for slurmctld: held_runs_test.cpp.)
+TEST_F(IngestTest, AnotherNodesPrologForAFinishedJobIsRefused) {
+  for (const std::string node : {"n1", "n2"}) {
+    ASSERT_TRUE(offer(node, 1, 1, PrologStarted{42, 0, "a", "n[1-2]", 2}));
+    ASSERT_TRUE(offer(node, 1, 2, EpilogFinished{42}));
+  }
   ASSERT_TRUE(ingestor_->commit(3).ok());
+  auto before = store_->loadJob(42);
+  ASSERT_TRUE(before.ok() && before->has_value() && (*before)->complete());
+  Offer prolog = offer("n3", 1, 1, PrologStarted{42, 0, "a", "n3", 1});
+  ASSERT_TRUE(prolog.nack);
+  EXPECT_EQ(prolog.nack->reason, NackReason::kNotOnJob);
+  EXPECT_TRUE(prolog.nack->skipped);
+  Offer failed =
+      offer("n3", 1, 2, PrologFinished{42, JobResult::kFailed, {}, "", 1, "forged", "ipu"});
+  ASSERT_TRUE(failed.nack);
+  EXPECT_EQ(failed.nack->reason, NackReason::kNotOnJob);
+  EXPECT_TRUE(offer("n3", 1, 3, EpilogFinished{42, JobResult::kFailed, 1, "", false, 99999}).nack);
+  ASSERT_TRUE(ingestor_->commit(4).ok());
+  EXPECT_EQ(ingestor_->acked({"n3", 1}), 3u) << "refused frames are skipped, not stuck";
+  auto after = store_->loadJob(42);
+  ASSERT_TRUE(after.ok() && after->has_value());
+  EXPECT_EQ(**after, **before) << "the summary is untouched";
+  EXPECT_EQ(storedCount(), 4);
+}
+
+// A larger restart count is a new run, but nothing here can confirm it (no
+// slurmctld is asked): its events are stored and acknowledged, and the
+// summary stays what the first run made it.
+TEST_F(IngestTest, ANewRunDoesNotCountUntilSlurmctldConfirmsIt) {
+  ASSERT_TRUE(offer("n1", 1, 1, PrologStarted{42, 0, "a", "n1", 1, 0}));
+  ASSERT_TRUE(offer("n1", 1, 2, EpilogFinished{42}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  auto before = store_->loadJob(42);
+  ASSERT_TRUE(before.ok() && before->has_value());
+  EXPECT_TRUE(offer("n2", 1, 1, PrologStarted{42, 0, "a", "n2", 1, 1}));
+  EXPECT_TRUE(offer("n2", 1, 2, PrologFinished{42, JobResult::kFailed, {}, "", 1, "x", "ipu"}));
+  EXPECT_TRUE(offer("n2", 1, 3, EpilogFinished{42, JobResult::kFailed, 1, "", false, 500, 1}));
+  ASSERT_TRUE(ingestor_->commit(4).ok());
+  EXPECT_EQ(ingestor_->acked({"n2", 1}), 3u);
+  EXPECT_EQ(storedCount(), 5);
+  auto after = store_->loadJob(42);
+  ASSERT_TRUE(after.ok() && after->has_value());
+  EXPECT_EQ((*after)->restarts, 0u);
+  EXPECT_EQ((*after)->nodes, (*before)->nodes);
+  EXPECT_EQ((*after)->result, JobResult::kOk);
+  EXPECT_EQ((*after)->applianceSeconds(), 0u);
+  EXPECT_EQ(toCommentJson(**after), toCommentJson(**before));
+}
+
+// Without a usable node list (here two bracket groups in one name) the job
+// is the node's that reported it: its events count, no other node's.
+TEST_F(IngestTest, AnUnusableNodeListCountsForTheSenderOnly) {
+  const PrologStarted first{42, 0, "a", "g[1-2]x[1-2]", 4};
+  ASSERT_TRUE(offer("g1", 1, 1, first));
+  ASSERT_TRUE(offer("g1", 1, 2, PrologFinished{42, JobResult::kOk, {"0"}, "", 1, "", "gpu"}));
+  EXPECT_TRUE(offer("g2", 1, 1, first).nack);
+  EXPECT_TRUE(offer("g2", 1, 2, EpilogFinished{42, JobResult::kFailed, 1, "", false, 777}).nack);
+  ASSERT_TRUE(offer("g1", 1, 3, EpilogFinished{42}));
+  ASSERT_TRUE(ingestor_->commit(3).ok());
+  EXPECT_EQ(metrics_.rejected[size_t(Reject::kNotOnJob)], 2u);
   auto job = store_->loadJob(42);
   ASSERT_TRUE(job.ok() && job->has_value());
-  EXPECT_TRUE((*job)->epilog_nodes.contains("n2"));
+  EXPECT_EQ((*job)->nodes, (std::set<std::string>{"g1"}));
+  EXPECT_EQ((*job)->result, JobResult::kOk);
+  EXPECT_TRUE((*job)->cleanup_failed.empty());
+  EXPECT_EQ((*job)->applianceSeconds(), 0u);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "accel/events/codec.h"
+
 namespace accel::aggregator {
 namespace {
 
@@ -449,7 +451,8 @@ TEST(Summary, StateWithoutTheNewerFieldsIsRead) {
 // same values throughout; its job id is 5300 + N.
 constexpr const char* kStateDir = ACCEL_SOURCE_DIR "/tests/unit/aggregator/data/job_states/";
 constexpr const char* kStateFiles[] = {"01-e9fe10f.json", "02-1973ecd.json", "03-84d6b70.json",
-                                       "04-87a19fe.json", "05-533f778.json", "06-fdd853d.json"};
+                                       "04-87a19fe.json", "05-533f778.json", "06-fdd853d.json",
+                                       "07-held.json"};
 
 std::string stateFile(const std::string& name) {
   std::ifstream in(std::string(kStateDir) + name, std::ios::binary);
@@ -493,6 +496,16 @@ void expectStateOfShape(const JobSummary& s, int n) {
   EXPECT_EQ(s.restarts, n >= 6 ? 1u : 0u);
   EXPECT_EQ(s.run_appliance_s, (n >= 6 ? Runs{{0, {{"sbn1", 20}}}, {1, {{"sbn1", 50}}}} : Runs{}));
   EXPECT_EQ(s.node_run, (n >= 6 ? Counts{{"sbn1", 1}, {"sbn2", 1}} : Counts{}));
+  // held: events of an unconfirmed run (sbn3's prolog of run 2).
+  ASSERT_EQ(s.held.size(), n >= 7 ? 1u : 0u);
+  if (n >= 7) {
+    EXPECT_EQ(s.held[0].node, "sbn3");
+    EXPECT_EQ(s.held[0].received_ns, 1763800200100000000);
+    auto held = event::decode(s.held[0].envelope);
+    ASSERT_TRUE(held.ok()) << held.error().message();
+    EXPECT_EQ(held->header.node, "sbn3");
+    EXPECT_EQ(held->event, Event(PrologStarted{5307, 1000, "alice", "sbn3", 1, 2}));
+  }
   EXPECT_TRUE(s.complete());
 }
 

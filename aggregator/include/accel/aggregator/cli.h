@@ -9,6 +9,7 @@
 
 #include "accel/aggregator/accounting.h"
 #include "accel/aggregator/config.h"
+#include "accel/aggregator/job_runs.h"
 #include "accel/aggregator/store.h"
 
 namespace accel::aggregator {
@@ -18,8 +19,14 @@ namespace accel::aggregator {
 // so this library never links libslurm.
 using AccountingFactory = std::function<std::unique_ptr<Accounting>(const AggregatorConfig&)>;
 
+// Makes slurmctld's JobRuns, which confirm new runs of requeued jobs
+// (job_admission.h); called once, on the run checker's thread, at its first
+// lookup. The entry point passes libslurm's (slurm/accounting/).
+using JobRunsFactory = std::function<std::unique_ptr<JobRuns>(const AggregatorConfig&)>;
+
 // The daemon: returns the process exit status.
-int runDaemon(const AggregatorConfig& config, const AccountingFactory& make_accounting);
+int runDaemon(const AggregatorConfig& config, const AccountingFactory& make_accounting,
+              const JobRunsFactory& make_job_runs);
 
 struct EventsQuery {
   std::string database;

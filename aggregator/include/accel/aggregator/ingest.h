@@ -13,6 +13,14 @@
 // covered by the next Ack), so one bad frame never holds up the frames behind
 // it. A frame that names another node than its sender's key moves no stream.
 //
+// Which node may report what of a job is job_admission.h's: an event of a
+// node that did not run the job is refused; one of a new run of a requeued
+// job is stored and acknowledged, but held in the job's summary until
+// slurmctld confirms the run. The Ingestor asks its RunChecks about the job
+// and weighs the held events against each answer in settle(), which the
+// ingest thread calls between frames. A job that holds events is listed in
+// the store (held_jobs), so that a restarted aggregator asks again.
+//
 // A job's AdminComment is queued once every node's epilog is in. Until then,
 // from the first epilog on, the job waits in summary_waits until
 // `summary_wait` after that epilog arrived, when the comment writer queues it
@@ -28,7 +36,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "accel/aggregator/job_admission.h"
 #include "accel/aggregator/metrics.h"
+#include "accel/aggregator/run_checks.h"
 #include "accel/aggregator/store.h"
 
 namespace accel::aggregator {
@@ -46,13 +56,33 @@ struct Offer {
   explicit operator bool() const { return !nack; }  // not refused
 };
 
+// A held event that will never count, for the daemon's log.
+struct Unconfirmed {
+  uint32_t job_id = 0;
+  std::string node;
+  std::string why;
+};
+
 class Ingestor {
  public:
+  // `runs`: where slurmctld is asked about new runs; null: nobody confirms
+  // them, and their events stay held.
   Ingestor(Store& store, Metrics& metrics, size_t max_frame_bytes,
-           std::chrono::seconds summary_wait = kDefaultSummaryWait);
+           std::chrono::seconds summary_wait = kDefaultSummaryWait, RunChecks* runs = nullptr);
 
-  // Reads every stream's acknowledged sequence number from the store.
+  // Reads every stream's acknowledged sequence number, and the jobs that
+  // hold events, from the store.
   Status load();
+
+  // Weighs held events against the answers that came, and asks again
+  // (at most once a second) about the jobs that still hold some. True when
+  // a summary changed: the next sealed batch saves it, so the caller should
+  // seal one even if no frame comes. Never blocks.
+  bool settle(int64_t now_ns);
+  // Held events dropped since the last call (at most kKeptUnconfirmed), and
+  // in `*more` how many more were.
+  static constexpr size_t kKeptUnconfirmed = 64;
+  std::vector<Unconfirmed> takeUnconfirmed(uint64_t* more = nullptr);
 
   // One payload frame from a peer authenticated as `peer_node` (empty: no
   // identity check). Says which stream to acknowledge to that peer and, for
@@ -95,9 +125,13 @@ class Ingestor {
                event::NackReason reason, std::string message);
   Offer skip(Streams::iterator stream, const StreamKey& key, uint64_t seq, event::NackReason reason,
              std::string message);
-  std::optional<std::string> refusalOf(const event::Envelope& env, uint32_t job_id, int64_t now_ns);
+  Verdict admissionOf(const event::Envelope& env, uint32_t job_id, int64_t now_ns);
   void stage(Streams::iterator stream, uint64_t seq);
   void merge(const event::Envelope& env, uint32_t job_id, int64_t now_ns);
+  void holdEvent(const event::Header& header, uint32_t job_id, std::span<const uint8_t> bytes,
+                 int64_t now_ns);
+  void settleJob(const RunAnswer& answer);
+  void noteUnconfirmed(uint32_t job_id, std::string node, std::string why);
 
   Store& store_;
   Metrics& metrics_;
@@ -107,7 +141,15 @@ class Ingestor {
   std::vector<Streams::iterator> batch_streams_;   // those with in_batch set
   std::unordered_map<uint32_t, JobSummary> jobs_;  // cache; dropped when a commit fails
   std::set<uint32_t> touched_;                     // jobs whose summary changed in the open batch
+  std::set<uint32_t> held_touched_;  // jobs whose held events changed, to save (comment not due)
   Batch batch_;
+  RunChecks* runs_;
+  // Jobs that hold events -> when the newest of them arrived (0: not known,
+  // after a restart): the answer wanted is no older than that.
+  std::map<uint32_t, int64_t> held_jobs_;
+  int64_t last_asks_ns_ = 0;
+  std::vector<Unconfirmed> unconfirmed_;
+  uint64_t unconfirmed_dropped_ = 0;
 };
 
 }  // namespace accel::aggregator

@@ -40,6 +40,12 @@ struct Metrics {
   std::atomic<uint64_t> comment_waits{0};
   std::atomic<int64_t> comments_pending{0};
   std::atomic<int64_t> connections{0};  // transport connections open (accepted, not yet closed)
+  // New runs of requeued jobs (job_admission.h): jobs holding events until
+  // slurmctld confirms their run, held events dropped because it did not
+  // (or for want of room), and lookups slurmctld did not answer.
+  std::atomic<int64_t> held_jobs{0};
+  std::atomic<uint64_t> runs_unconfirmed{0};
+  std::atomic<uint64_t> slurmctld_failures{0};
 
   void reject(Reject r) { ++rejected[size_t(r)]; }
   // Lag of `node`: receive time minus event time of its latest event.

@@ -69,8 +69,9 @@ class Server {
   // One round of the loop; call it repeatedly. Waits up to `wait` for work,
   // then: sends the acknowledgements of the batch the writer thread has
   // committed (BatchWriter), takes in arrived frames (at most batch_max per
-  // batch), and hands the open batch to the writer once it is full or
-  // batch_wait old and the writer is free. So a batch is written while the
+  // batch), weighs held runs against slurmctld's answers (Ingestor::settle),
+  // and hands the open batch to the writer once it is full or batch_wait old
+  // and the writer is free. So a batch is written while the
   // next one is received. An error means a commit failed; nothing of that
   // batch, nor of the one received meanwhile, was acknowledged.
   // Destroying the server waits for the batch being written.

@@ -75,7 +75,8 @@ struct Batch {
   std::vector<BatchEvent> events;
   std::vector<uint8_t> bytes;  // the envelopes as received (verified), one after another
   std::map<StreamKey, uint64_t> progress;  // new acknowledged seq per stream
-  std::vector<JobSummary> jobs;            // summaries to save
+  std::vector<JobSummary> jobs;            // summaries to save (those holding events: held_jobs)
+  std::vector<uint32_t> released_jobs;     // jobs that held events and hold none any more
   std::vector<uint32_t> comment_jobs;      // jobs whose AdminComment is (again) due now
   std::vector<SummaryWait> waits;          // jobs whose AdminComment is due later
   int64_t now_ns = 0;
@@ -122,6 +123,8 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   Result<std::map<StreamKey, uint64_t>> loadProgress();
+  // The jobs whose stored summary holds events (JobSummary::held).
+  Result<std::vector<uint32_t>> loadHeldJobs();
   Result<std::optional<JobSummary>> loadJob(uint32_t job_id);
   Status commit(const Batch& batch);
 

@@ -16,6 +16,16 @@
 
 namespace accel::aggregator {
 
+// An event held back until slurmctld confirms the run it belongs to
+// (job_admission.h): its sender, when it arrived (CLOCK_REALTIME) and its
+// envelope as received (verified then; decoded again when it is weighed).
+struct HeldEvent {
+  std::string node;
+  int64_t received_ns = 0;
+  std::vector<uint8_t> envelope;
+  bool operator==(const HeldEvent&) const = default;
+};
+
 struct JobSummary {
   uint32_t job_id = 0;
   event::JobResult result = event::JobResult::kOk;
@@ -54,6 +64,10 @@ struct JobSummary {
   // node -> why its prolog failed (the last failure it reported), each at
   // most kMaxErrorBytes; at most kMaxErrorNodes nodes, those first by name.
   std::map<std::string, std::string> errors;
+  // Events of a new run that slurmctld has not confirmed yet, and every
+  // later event of their senders for the job, in the order they came
+  // (job_admission.h). Not part of the comment; stored with the state.
+  std::vector<HeldEvent> held;
   bool operator==(const JobSummary&) const = default;
 
   static constexpr size_t kMaxErrorBytes = 200;
@@ -61,6 +75,10 @@ struct JobSummary {
   // counted with run kMaxRun's (bounds the state and the comment).
   static constexpr uint32_t kMaxRun = 100;
   static constexpr size_t kMaxErrorNodes = 16;
+  // Held events per job: enough for the lifecycle of a run's nodes while
+  // slurmctld is slow to answer; past either bound an event is not held.
+  static constexpr size_t kMaxHeld = 256;
+  static constexpr size_t kMaxHeldBytes = size_t{256} * 1024;
 
   // The job's appliance seconds: every node reads the one appliance the job
   // used, so each reports the job's whole figure and the largest is taken;
@@ -78,21 +96,19 @@ struct JobSummary {
   // (a node that never reported cannot be named then). Empty when complete.
   std::set<std::string> missingNodes() const;
   // Whether `node` may report the job: it is listed (by the first run's list
-  // or a later run's), or no usable list is known.
+  // or, once slurmctld confirmed a later run, by that run's nodes). Without a
+  // usable list, the nodes that reported the job's run so far (node_run: its
+  // prolog, epilog or appliance use; normally the node that sent the first
+  // prolog) may, never any other node; before any node did, any node may.
   bool mayReport(const std::string& node) const;
+  // Whether events of `node` are held.
+  bool holdsFrom(const std::string& node) const;
 };
 
-// Why `node` (the sender's authenticated name) may not report `ev` for the
-// job of `summary`; nullopt when it may. A node reports only jobs that ran on
-// it: its own PrologStarted must list it, and once the job's node list is
-// known (from the first PrologStarted with a usable list) every event must
-// come from a listed node. A PrologStarted with another list is refused
-// unless the job's run is over (`run_over`: every listed epilog in, or the
-// summary wait ended), when it is a requeued run on other nodes. Without a
-// usable list (no count, an unparseable list) nothing can be checked and the
-// event is allowed.
-std::optional<std::string> refusal(const JobSummary& summary, const std::string& node,
-                                   const event::Event& ev, bool run_over);
+// The names of `node_list`, when they are exactly `node_count` distinct
+// nodes; otherwise (no count, unparseable text, more names than
+// kMaxHostlistNames, a list that disagrees with the count) empty: unusable.
+std::set<std::string> usableNodeList(const std::string& node_list, uint32_t node_count);
 
 // Folds one event from `node` into `summary` (whose job_id is the event's).
 // `received_ns` is when the event arrived (CLOCK_REALTIME); 0: not known.

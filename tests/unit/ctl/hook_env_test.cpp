@@ -17,6 +17,7 @@
 #include "accel/events/codec.h"
 #include "accel/ipc/control_socket.h"
 #include "accel/schemas/control_generated.h"
+#include "answer_one_request.h"
 #include "fake_clock.h"
 #include "recording_events.h"
 #include "temp_dir.h"
@@ -300,16 +301,7 @@ class PrologNodesTest : public ::testing::Test {
     auto listener = ipc::listenControl(root_ + "/control.sock", 0600);
     EXPECT_TRUE(listener.ok());
     if (!listener.ok()) return -1;
-    std::thread daemon([&] {
-      pollfd p{listener->fd(), POLLIN, 0};
-      if (poll(&p, 1, 5000) != 1) return;
-      auto conn = ipc::acceptControl(*listener);
-      if (!conn.ok()) return;
-      auto req = ipc::recvMessage(*conn, std::chrono::seconds(5));
-      if (!req.ok()) return;
-      auto reply = agentd::handleRequest(ctx_, agentd::Caller{0, 1}, *req);
-      (void)ipc::sendMessage(*conn, reply.data(), reply.size(), std::chrono::seconds(5));
-    });
+    std::thread daemon = test::answerOneRequest(*listener, ctx_);
     int code = runCli({"--config", root_ + "/accel.conf", "prolog"}, ioOf(env, err));
     daemon.join();
     return code;

@@ -577,6 +577,15 @@ TEST_F(JobManagerTest, AJobDirectoryOfItsOwnFileSystemIsBoundedAndReleasedFirst)
     again.spec = spec(47);
     if (!step.setUp(again).ok() || !step.setUp(again).ok()) _exit(11);
     if (!step.tearDown(again).ok() || access(again.job_dir.c_str(), F_OK) == 0) _exit(12);
+    // A root that is no directory (a broken IpuofDir): the set-up fails, the
+    // release and tear-down find nothing to do there.
+    const std::string file_root = root_ + "/not-a-dir";
+    if (close(open(file_root.c_str(), O_CREAT | O_WRONLY, 0600)) != 0) _exit(13);
+    JobDirStep broken(file_root, "", {}, JobDirSpace{.size = 1 << 20, .inodes = 64});
+    JobRecord third;
+    third.spec = spec(48);
+    if (broken.setUp(third).ok() || !broken.release(third).ok() || !broken.tearDown(third).ok())
+      _exit(14);
     _exit(0);
   }
   int status = 0;
@@ -585,7 +594,8 @@ TEST_F(JobManagerTest, AJobDirectoryOfItsOwnFileSystemIsBoundedAndReleasedFirst)
   EXPECT_EQ(WEXITSTATUS(status), 0)
       << "2: no mount namespace; 3: set-up failed; 4: not a tmpfs; 5: shares the root's file "
          "system, or not handed over; 6: 2 MiB fit; 7: 100 directories fit; 8, 9: release left "
-         "it mounted; 10: tear-down left it; 11, 12: a leftover mount was not cleared";
+         "it mounted; 10: tear-down left it; 11, 12: a leftover mount was not cleared; 13, 14: "
+         "a root that is no directory failed the clean-up";
 }
 
 }  // namespace

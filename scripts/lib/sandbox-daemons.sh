@@ -394,7 +394,7 @@ spawn_agentd() {
     mkdir -p "$NODE_RUN/accel" "$NODE_STATE/accel"
     chmod 0755 "$SB_RUN" "$NODE_RUN" "$NODE_RUN/accel"
     [[ -x $BUILD_DIR/hw_mock/bin/vipu ]] ||
-        die "the fake vendor clients are not built in $BUILD_DIR/hw_mock (build with tests on)"
+        die "the fake vendor clients are not built in $BUILD_DIR/hw_mock (scripts/build or scripts/build --demo builds them)"
     # ACCEL_SANDBOX_AGENT_ENV: VAR=VALUE words added to the agent's environment, for fault
     # tests that run it alone under, say, libfaketime (`restart agentd` with it set).
     local -a extra=()

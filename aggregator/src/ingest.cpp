@@ -73,6 +73,10 @@ Offer Ingestor::offer(std::string_view peer_node, std::span<const uint8_t> bytes
     metrics_.reject(Reject::kOutOfOrder);
     return ackOnly(key);
   }
+  if (env->event && !affordNodeList(h.node, *env->event)) {
+    metrics_.reject(Reject::kDeferred);
+    return ackOnly(key);  // not staged: a gap its node fills again later
+  }
   if (stream == streams_.end())
     stream = streams_.try_emplace(key).first;  // only streams that begin
   uint32_t job_id = env->event ? event::jobIdOf(*env->event) : 0;
@@ -249,7 +253,27 @@ Status Ingestor::commit(int64_t now_ns) {
   return s;
 }
 
+// Whether the batch can still pay for the node list of `ev` (a prolog's),
+// counted against the batch's and `node`'s budget when it can. A list read
+// before costs nothing (node_lists.h).
+bool Ingestor::affordNodeList(const std::string& node, const event::Event& ev) {
+  const auto* prolog = std::get_if<event::PrologStarted>(&ev);
+  if (!prolog) return true;
+  const size_t cost = nodeListCost(prolog->node_list, prolog->node_count);
+  if (cost == 0) return true;
+  size_t& mine = list_names_by_node_[node];
+  // A batch's first list is always read, so that no list waits forever.
+  if (list_names_ > 0 &&
+      (list_names_ + cost > kMaxListNamesPerBatch || mine + cost > kMaxListNamesPerNode))
+    return false;
+  list_names_ += cost;
+  mine += cost;
+  return true;
+}
+
 std::optional<Batch> Ingestor::seal(int64_t now_ns) {
+  list_names_ = 0;
+  list_names_by_node_.clear();
   if (batch_streams_.empty() && touched_.empty() && held_touched_.empty() &&
       batch_.released_jobs.empty())
     return std::nullopt;  // only duplicates or gaps: no summary changed

@@ -71,9 +71,10 @@ Verdict admit(const JobSummary& s, const std::string& node, const event::Event& 
               int64_t received_ns, const RunAnswer* answer) {
   auto job = [&] { return "job " + std::to_string(s.job_id); };  // for refusals only
   const auto* prolog = std::get_if<event::PrologStarted>(&ev);
-  std::set<std::string> list;
+  const NodeSet listed = prolog ? usableNodeList(prolog->node_list, prolog->node_count) : nullptr;
+  static const std::set<std::string> kNone;
+  const std::set<std::string>& list = listed ? *listed : kNone;
   if (prolog) {
-    list = usableNodeList(prolog->node_list, prolog->node_count);
     if (!list.empty() && !list.contains(node))
       return refuse(job() + ": its node list " + prolog->node_list + " does not name " + node);
   }

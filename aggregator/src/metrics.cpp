@@ -24,6 +24,8 @@ const char* rejectName(Reject reason) {
       return "not_on_job";
     case Reject::kKeyRevoked:
       return "key_revoked";
+    case Reject::kDeferred:
+      return "deferred";
     case Reject::kCount:
       break;
   }

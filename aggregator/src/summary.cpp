@@ -5,7 +5,6 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "accel/common/hostlist.h"
 
 namespace accel::aggregator {
 namespace {
@@ -56,7 +55,7 @@ bool noteRun(JobSummary& s, const std::string& node, uint32_t run) {
   return changed;
 }
 
-void listNodes(JobSummary& s) { s.listed_nodes = usableNodeList(s.node_list, s.node_count); }
+void listNodes(JobSummary& s) { s.listed_nodes = *usableNodeList(s.node_list, s.node_count); }
 
 // The accelerators the job was given: its partition's IPUs, and the devices
 // of each node in the job's latest run. A requeued job that ran on other
@@ -119,7 +118,7 @@ struct Merger {
     if (new_run) recount(s);
     if (!s.listed_nodes.empty()) {  // a later run's list, let in by admit()
       size_t before = s.later_nodes.size();
-      for (const auto& n : usableNodeList(e.node_list, e.node_count))
+      for (const auto& n : *usableNodeList(e.node_list, e.node_count))
         if (!s.listed_nodes.contains(n)) s.later_nodes.insert(n);
       return s.later_nodes.size() != before || new_run;
     }
@@ -252,15 +251,6 @@ std::set<std::string> JobSummary::missingNodes() const {
   std::set_difference(expected.begin(), expected.end(), epilog_nodes.begin(), epilog_nodes.end(),
                       std::inserter(missing, missing.end()));
   return missing;
-}
-
-std::set<std::string> usableNodeList(const std::string& node_list, uint32_t node_count) {
-  if (node_count == 0 || node_list.empty()) return {};
-  auto names = expandHostlist(node_list);
-  if (!names.ok()) return {};
-  std::set<std::string> listed(names->begin(), names->end());
-  if (listed.size() != node_count) return {};
-  return listed;
 }
 
 bool JobSummary::mayReport(const std::string& node) const {

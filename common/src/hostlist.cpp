@@ -1,5 +1,6 @@
 #include "accel/common/hostlist.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace accel {
@@ -45,13 +46,15 @@ std::string padded(unsigned long v, size_t width) {
   return digits;
 }
 
-// Appends the names of one "prefix[ranges]suffix" element (or a plain name),
-// stopping after `limit` names in all.
-Status expandOne(std::string_view list, std::string_view element, std::vector<std::string>& out,
-                 size_t limit) {
+// Walks the names of one "prefix[ranges]suffix" element (or a plain name),
+// stopping after `limit` names in all (`count` holds how many so far).
+// Appends them to `out`, or only counts them when `out` is null.
+Status walkOne(std::string_view list, std::string_view element, std::vector<std::string>* out,
+               size_t& count, size_t limit) {
   size_t open = element.find('[');
   if (open == std::string_view::npos) {
-    out.emplace_back(element);
+    if (out) out->emplace_back(element);
+    ++count;
     return okStatus();
   }
   size_t close = element.find(']', open);
@@ -74,10 +77,17 @@ Status expandOne(std::string_view list, std::string_view element, std::vector<st
     auto hi = parseNumber(list, hi_text);
     ACCEL_TRY(hi);
     if (*hi < *lo) return bad(list, "range '" + std::string(range) + "' runs backwards");
-    for (unsigned long v = *lo; v <= *hi; ++v) {
-      if (out.size() >= limit)
+    if (!out) {  // counting: the whole range at once
+      if (*hi - *lo >= limit - std::min(count, limit))
         return bad(list, "more than " + std::to_string(kMaxHostlistNames) + " names");
-      out.push_back(std::string(prefix) + padded(v, lo_text.size()) + std::string(suffix));
+      count += *hi - *lo + 1;
+    } else {
+      for (unsigned long v = *lo; v <= *hi; ++v) {
+        if (count >= limit)
+          return bad(list, "more than " + std::to_string(kMaxHostlistNames) + " names");
+        out->push_back(std::string(prefix) + padded(v, lo_text.size()) + std::string(suffix));
+        ++count;
+      }
     }
     pos = comma + 1;
   }
@@ -90,8 +100,18 @@ Result<std::vector<std::string>> expandHostlist(std::string_view list) {
   auto elements = splitTop(list);
   ACCEL_TRY(elements);
   std::vector<std::string> out;
-  for (auto element : *elements) ACCEL_TRY(expandOne(list, element, out, kMaxHostlistNames));
+  size_t count = 0;
+  for (auto element : *elements) ACCEL_TRY(walkOne(list, element, &out, count, kMaxHostlistNames));
   return out;
+}
+
+Result<size_t> countHostlist(std::string_view list) {
+  auto elements = splitTop(list);
+  ACCEL_TRY(elements);
+  size_t count = 0;
+  for (auto element : *elements)
+    ACCEL_TRY(walkOne(list, element, nullptr, count, kMaxHostlistNames));
+  return count;
 }
 
 Result<std::string> firstHost(std::string_view list) {
@@ -99,8 +119,9 @@ Result<std::string> firstHost(std::string_view list) {
   ACCEL_TRY(elements);
   if (elements->empty()) return bad(list, "no host");
   std::vector<std::string> one;
+  size_t count = 0;
   // A limit of one: the first element's first name, whatever its ranges hold.
-  auto s = expandOne(list, elements->front(), one, 1);
+  auto s = walkOne(list, elements->front(), &one, count, 1);
   if (one.empty()) return s.ok() ? bad(list, "no host") : Result<std::string>(s.error());
   return one.front();
 }

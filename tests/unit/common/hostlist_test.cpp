@@ -62,5 +62,25 @@ TEST(HostlistTest, FirstHostReadsOnlyTheFirstName) {
   EXPECT_FALSE(firstHost("n[1").ok());
 }
 
+TEST(HostlistTest, CountAgreesWithTheExpansionWithoutMakingIt) {
+  for (const char* list :
+       {"", "a", "a,b,a", "n[1-3]", "n[08-10],m[1,3-4]x", "r[0-2]s,t[5]", "n[00000-65535]"}) {
+    auto names = expandHostlist(list);
+    auto count = countHostlist(list);
+    ASSERT_TRUE(names.ok()) << list;
+    ASSERT_TRUE(count.ok()) << list;
+    EXPECT_EQ(*count, names->size()) << list;
+  }
+  // The same refusals, the bound included: one name past it, in one range or over several.
+  for (const char* list : {"n[0-65536]", "n[0-999999999]", "n[1-65535]x,m[1-2]", "n[x]", "n[3-1]",
+                           "n[1", "n[1]x[2]"}) {
+    EXPECT_FALSE(countHostlist(list).ok()) << list;
+    EXPECT_FALSE(expandHostlist(list).ok()) << list;
+  }
+  auto full = countHostlist("a,n[1-65535]");
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(*full, kMaxHostlistNames);
+}
+
 }  // namespace
 }  // namespace accel

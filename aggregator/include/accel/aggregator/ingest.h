@@ -132,6 +132,7 @@ class Ingestor {
                  int64_t now_ns);
   void settleJob(const RunAnswer& answer);
   void noteUnconfirmed(uint32_t job_id, std::string node, std::string why);
+  bool affordNodeList(const std::string& node, const event::Event& ev);
 
   Store& store_;
   Metrics& metrics_;
@@ -150,6 +151,17 @@ class Ingestor {
   int64_t last_asks_ns_ = 0;
   std::vector<Unconfirmed> unconfirmed_;
   uint64_t unconfirmed_dropped_ = 0;
+  // Node-list names expanded for the open batch, in all and per sending node
+  // (affordNodeList); both start again with each batch.
+  size_t list_names_ = 0;
+  std::unordered_map<std::string, size_t> list_names_by_node_;
 };
+
+// The most node-list names one batch expands: in all, and for the lists of one
+// sending node (two lists of the largest size). A prolog whose list would go
+// past either waits for a later batch (its node sends it again), so one key
+// holder's lists cannot hold the ingest thread past the watchdog.
+inline constexpr size_t kMaxListNamesPerBatch = 1048576;
+inline constexpr size_t kMaxListNamesPerNode = 131072;
 
 }  // namespace accel::aggregator

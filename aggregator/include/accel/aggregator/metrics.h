@@ -23,6 +23,7 @@ enum class Reject {
   kUnknownKey,
   kNotOnJob,
   kKeyRevoked,
+  kDeferred,  // taken again later (a prolog's node list over the batch's budget)
   kCount
 };
 const char* rejectName(Reject reason);

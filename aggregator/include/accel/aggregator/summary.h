@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "accel/common/result.h"
+#include "accel/aggregator/node_lists.h"
 #include "accel/events/event.h"
 
 namespace accel::aggregator {
@@ -105,10 +106,6 @@ struct JobSummary {
   bool holdsFrom(const std::string& node) const;
 };
 
-// The names of `node_list`, when they are exactly `node_count` distinct
-// nodes; otherwise (no count, unparseable text, more names than
-// kMaxHostlistNames, a list that disagrees with the count) empty: unusable.
-std::set<std::string> usableNodeList(const std::string& node_list, uint32_t node_count);
 
 // Folds one event from `node` into `summary` (whose job_id is the event's).
 // `received_ns` is when the event arrived (CLOCK_REALTIME); 0: not known.

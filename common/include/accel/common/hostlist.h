@@ -22,6 +22,11 @@ inline constexpr std::size_t kMaxHostlistNames = 65536;
 // an empty list.
 Result<std::vector<std::string>> expandHostlist(std::string_view list);
 
+// How many names expandHostlist(list) gives, duplicates counted, without
+// making them: the cost of a list is known before it is paid. The same errors
+// as expandHostlist.
+Result<std::size_t> countHostlist(std::string_view list);
+
 // The first name of `list` without expanding the rest (cheap on a list of
 // thousands of nodes); an error where expandHostlist would fail on the first
 // element, and for an empty list.

@@ -6,6 +6,11 @@
 namespace accel::aggregator {
 namespace {
 constexpr size_t kMaxCachedJobs = 100000;
+// The node names the cached summaries hold, at most (about 100 MB): a key
+// holder's jobs of 65,536 nodes each would otherwise fill memory long before
+// kMaxCachedJobs. Counted as summaries are stored, so a job stored twice
+// counts twice and the cache is only dropped sooner.
+constexpr size_t kMaxCachedListedNames = 2 * 1024 * 1024;
 
 Offer ackOnly(const StreamKey& key) {
   Offer o;
@@ -318,6 +323,7 @@ void Ingestor::finish(const Batch& batch, const Status& written) {
     touched_.clear();
     held_touched_.clear();
     jobs_.clear();  // the cache may hold merges that were not stored
+    listed_in_cache_ = 0;
     // Jobs released by the lost batches still hold their events in the
     // store: ask about them again.
     if (auto stored = store_.loadHeldJobs(); stored.ok())
@@ -330,8 +336,13 @@ void Ingestor::finish(const Batch& batch, const Status& written) {
   ++metrics_.batches;
   for (const auto& [node, lag] : batch.lag) metrics_.setLag(node, lag);
   for (const auto& [node, heard] : batch.nodes) metrics_.noteNode(node, heard);
+  for (const auto& job : batch.jobs) listed_in_cache_ += job.listed_nodes.size();
   // Reloading is safe only when no uncommitted merge lives in the cache.
-  if (jobs_.size() > kMaxCachedJobs && touched_.empty() && held_touched_.empty()) jobs_.clear();
+  if ((jobs_.size() > kMaxCachedJobs || listed_in_cache_ > kMaxCachedListedNames) &&
+      touched_.empty() && held_touched_.empty()) {
+    jobs_.clear();
+    listed_in_cache_ = 0;
+  }
 }
 
 }  // namespace accel::aggregator

@@ -125,5 +125,30 @@ TEST_F(IngestNodeLists, AListReadOnceIsFreeForTheJobsOtherNodes) {
   }
 }
 
+// Summaries naming many nodes leave memory once they hold about two million
+// names in all; they are read from the store again when needed.
+TEST_F(IngestNodeLists, SummariesOfLargeJobsDoNotStayInMemoryWithoutBound) {
+  size_t most = 0;
+  for (uint32_t id = 1; id <= 40; ++id) {
+    const std::string node = "k" + std::to_string(id);
+    ASSERT_FALSE(
+        ingestor_
+            ->offer(node,
+                    encode({node, 1, 1, 1, 1},
+                           PrologStarted{id, 1000, "u",
+                                         node + ",z" + std::to_string(id) + "n[1-65535]", 65536}),
+                    2)
+            .nack);
+    ASSERT_TRUE(ingestor_->commit(3).ok());
+    most = std::max(most, ingestor_->cachedJobs());
+  }
+  // 40 such summaries are 2.6 million names: the cache was emptied on the way.
+  EXPECT_LT(most, 40u);
+  EXPECT_LT(ingestor_->cachedJobs(), 40u);
+  auto job = store_->loadJob(1);
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_EQ((*job)->listed_nodes.size(), 65536u);
+}
+
 }  // namespace
 }  // namespace accel::aggregator

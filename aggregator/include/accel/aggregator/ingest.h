@@ -94,6 +94,8 @@ class Ingestor {
   // resend it).
   Status commit(int64_t now_ns);
   size_t pending() const { return batch_.events.size(); }
+  // Job summaries held in memory (the rest are read from the store when needed).
+  size_t cachedJobs() const { return jobs_.size(); }
 
   // For writing on another thread: closes the open batch and returns it
   // (nullopt when it holds no event). Frames offered afterwards go into a
@@ -155,6 +157,7 @@ class Ingestor {
   // (affordNodeList); both start again with each batch.
   size_t list_names_ = 0;
   std::unordered_map<std::string, size_t> list_names_by_node_;
+  size_t listed_in_cache_ = 0;  // node names of the summaries stored since jobs_ was emptied
 };
 
 // The most node-list names one batch expands: in all, and for the lists of one

@@ -14,6 +14,13 @@
 // event is acknowledged or refused, printing each refusal and a last line
 // `published=N acked=N refused=N backlog=N`. Exit 0 once all are answered,
 // 1 if not, 2 on bad usage.
+//
+//   forge_events --lists N SECONDS CONF SPOOL_DIR FIRST_JOB UID
+//
+// A flood of large node lists instead: the prologs of N jobs from FIRST_JOB
+// on, each naming the node and 65,535 other names of its own (65,536 in all,
+// the most a list may hold), so that none is like another. It sends them for
+// SECONDS, then prints the same last line and exits 0, answered or not.
 #include <unistd.h>
 
 #include <atomic>
@@ -57,6 +64,20 @@ int fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  uint32_t lists = 0;
+  int wait_s = 30;
+  if (argc == 8 && std::string(argv[1]) == "--lists") {
+    lists = static_cast<uint32_t>(std::stoul(argv[2]));
+    wait_s = std::stoi(argv[3]);
+    // The usual arguments after them; restart count, list and count are unused.
+    static char zero[] = "0", none[] = "-";
+    static char* rest[8];
+    rest[0] = argv[0];
+    for (int i = 1; i <= 4; ++i) rest[i] = argv[i + 3];
+    rest[5] = zero, rest[6] = none, rest[7] = zero;
+    argv = rest;
+    argc = 8;
+  }
   if (argc != 8)
     return std::fprintf(stderr,
                         "usage: forge_events CONF SPOOL_DIR JOB UID RESTART_COUNT NODE_LIST "
@@ -116,10 +137,18 @@ int main(int argc, char** argv) {
       event::TimeLimitEnforced{job, huge, huge},
       event::EpilogFinished{job, event::JobResult::kFailed, 1, "", false, huge, restart},
   };
-  for (const auto& ev : events)
-    if (Status s = (*box)->publish(ev); !s.ok()) return fail(s.error().message());
+  if (lists == 0) {
+    for (const auto& ev : events)
+      if (Status s = (*box)->publish(ev); !s.ok()) return fail(s.error().message());
+  }
+  for (uint32_t i = 0; i < lists; ++i) {
+    const uint32_t id = job + i;
+    const event::Event prolog = event::PrologStarted{
+        id, uid, "forged", o.node + ",forged" + std::to_string(id) + "n[1-65535]", 65536, 0};
+    if (Status s = (*box)->publish(prolog); !s.ok()) return fail(s.error().message());
+  }
 
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
   auto stats = (*box)->stats();
   while (stats.backlog > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -131,5 +160,5 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(stats.acked),
               static_cast<unsigned long long>(refused.load()),
               static_cast<unsigned long long>(stats.backlog));
-  return stats.backlog == 0 ? 0 : 1;
+  return stats.backlog == 0 || lists > 0 ? 0 : 1;
 }

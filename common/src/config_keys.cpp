@@ -118,6 +118,19 @@ ConfigSchema makeAccelSchema() {
            .help = "Most files and directories in each job's own directory (the tmpfs's "
                    "nr_inodes; see JobDirSize).",
            .store = storeIn<&C::job_dir_inodes>},
+          {.name = "ReserveSpace",
+           .type = ValueType::kSize,
+           .default_value = "8M",
+           .max = 1ULL << 32,
+           .help = "Space held back, as a file of allocated blocks (.accel-space-reserve), on "
+                   "each file system of the agent's own records: the job table (RunDir/state), "
+                   "StateDir and the event spool. When another program fills one of them, the "
+                   "write that fails there gives the reserve up and is tried again, so the jobs "
+                   "that run are still recorded and accounted at their end; new jobs are then "
+                   "refused (their prolog fails as a node fault naming the file system) until "
+                   "it has room for the reserve twice over, and the agent holds it again. "
+                   "0: no reserve.",
+           .store = storeIn<&C::reserve_space>},
           {.name = "SlurmUser",
            .type = ValueType::kString,
            .default_value = "slurm",

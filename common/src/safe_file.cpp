@@ -9,6 +9,8 @@
 #include <random>
 #include <string>
 
+#include "accel/common/space_reserve.h"
+
 namespace accel {
 namespace {
 
@@ -90,8 +92,10 @@ bool isSafePathComponent(std::string_view name) {
 
 // For a write that failed for lack of space: which file system is full, and
 // what it has left, so the journal says where to look.
-static Error withSpaceNote(Error e, int err, int dirfd, const std::string& dir) {
+static Error withSpaceNote(Error e, int err, int dirfd, const std::string& dir,
+                           bool* out_of_space = nullptr) {
   if (err != ENOSPC && err != EDQUOT) return e;
+  if (out_of_space) *out_of_space = true;
   struct statvfs v {};
   std::string note = "; the file system holding " + dir + " is full";
   if (::fstatvfs(dirfd, &v) == 0)
@@ -100,8 +104,22 @@ static Error withSpaceNote(Error e, int err, int dirfd, const std::string& dir) 
   return Error(e.code(), e.message() + note);
 }
 
+static Status writeOnce(const std::string& path, std::string_view content, mode_t mode,
+                        FileOwner owner, Durability durability, bool* out_of_space);
+
 Status writeFileAtomic(const std::string& path, std::string_view content, mode_t mode,
                        FileOwner owner, Durability durability) {
+  bool out_of_space = false;
+  Status s = writeOnce(path, content, mode, owner, durability, &out_of_space);
+  // Out of space where a reserve is held (space_reserve.h): it is given up
+  // for this write, which is tried once more.
+  if (out_of_space && space::release(dirName(path)))
+    s = writeOnce(path, content, mode, owner, durability, &out_of_space);
+  return s;
+}
+
+static Status writeOnce(const std::string& path, std::string_view content, mode_t mode,
+                        FileOwner owner, Durability durability, bool* out_of_space) {
   const bool sync = durability == Durability::kPowerLoss;
   const std::string dir = dirName(path);
   const std::string base = baseName(path);
@@ -114,16 +132,17 @@ Status writeFileAtomic(const std::string& path, std::string_view content, mode_t
                  mode & 0600));
   if (fd.get() < 0) {
     const int err = errno;
-    return withSpaceNote(sysError("create " + dir + "/" + tmp, err), err, dirfd.get(), dir);
+    return withSpaceNote(sysError("create " + dir + "/" + tmp, err), err, dirfd.get(), dir,
+                         out_of_space);
   }
   Status s = applyOwnerMode(fd.get(), mode, owner, path);
   if (s.ok()) {
     s = writeAll(fd.get(), content, path);
-    if (!s.ok()) s = withSpaceNote(s.error(), errno, dirfd.get(), dir);
+    if (!s.ok()) s = withSpaceNote(s.error(), errno, dirfd.get(), dir, out_of_space);
   }
   if (s.ok() && sync && ::fsync(fd.get()) != 0) {
     const int err = errno;
-    s = withSpaceNote(sysError("fsync " + path, err), err, dirfd.get(), dir);
+    s = withSpaceNote(sysError("fsync " + path, err), err, dirfd.get(), dir, out_of_space);
   }
   if (s.ok() && ::renameat(dirfd.get(), tmp.c_str(), dirfd.get(), base.c_str()) != 0)
     s = sysError("rename into " + path, errno);

@@ -372,6 +372,9 @@ ${topology:+TopologyFile=$topology}
 # The fake V-IPU and appliance clients of tests/hw_mock, built with the agent.
 HwMockDir=$(node_hw_mock_dir)
 AppliancePollInterval=1
+# A reserve of 64 KiB on the file systems of the records rather than 8 MiB: the full-disk
+# fault tests put them on tmpfs of 256 KiB to 4 MiB.
+ReserveSpace=64k
 # SIGTERM to SIGKILL at an appliance limit: 5 s rather than the default 30, so the limit tests
 # that ignore SIGTERM wait less.
 ApplianceKillGrace=5

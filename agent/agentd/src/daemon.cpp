@@ -139,6 +139,7 @@ Status Daemon::start() {
   ACCEL_TRY(startVendors());     // V-IPU and appliance clients, their call metrics
   ACCEL_TRY(startJobManager());  // topology, run and state directories, job steps
   ACCEL_TRY(startEvents());      // the outbox to the aggregator, the events relay
+  holdReserves();                // ReserveSpace, on the records' file systems
   appliance_ = std::make_unique<ApplianceService>(
       *manager_, vendors_.appliance, *metrics_, [this](const event::Event& e) { emitEvent(e); },
       applianceOptions());
@@ -504,6 +505,7 @@ void Daemon::publishStatus() {
   status_timer_armed_ = false;
   status_dirty_ = false;  // before reading: a change made from here on wakes the loop again
   last_status_ = std::chrono::steady_clock::now();
+  noteReserves();
   auto st = manager_->stats();
   notify::status(std::to_string(st.jobs) + " job(s), " + std::to_string(st.devices_in_use) + "/" +
                  std::to_string(st.devices_total) + " devices in use; " +

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "accel/common/space_reserve.h"
+
 namespace accel::agent {
 
 JobManager::JobManager(JobStore store, Inventory inventory,
@@ -208,6 +210,14 @@ Result<JobRecord> JobManager::prolog(const JobRequestSpec& spec) {
     rec.budget.carried_ns = std::max<int64_t>(0, spec.carried_ns);
     rec.phase = *next;
     rec.prolog_started_ns = clock_.wallNs();
+    // A file system of the records that gave its reserve up takes no new job
+    // (a node fault): the space is kept for the epilogs of the jobs that run
+    // (space_reserve.h). The job is kept as failed, so its epilog reports its end.
+    if (std::string why = space::shortage(); !why.empty()) {
+      Error refused(ErrorCode::kUnavailable, why);
+      keepFailedLocked(rec, refused);
+      return refused;
+    }
     auto devices = chooseDevices(spec);
     if (!devices.ok()) {
       keepFailedLocked(rec, devices.error());

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "accel/common/safe_file.h"
+#include "accel/common/space_reserve.h"
 #include "accel/events/codec.h"
 
 namespace accel::event {
@@ -48,11 +49,15 @@ Status preadAll(int fd, uint8_t* out, size_t n, uint64_t at) {
   return okStatus();
 }
 
-Status writeAll(int fd, std::span<const uint8_t> bytes) {
+// `out_of_space`: set when the write failed with ENOSPC or EDQUOT.
+Status writeAll(int fd, std::span<const uint8_t> bytes, bool* out_of_space) {
   while (!bytes.empty()) {
     ssize_t w = ::write(fd, bytes.data(), bytes.size());
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return sysError("spool write", errno);
+    if (w < 0) {
+      *out_of_space = errno == ENOSPC || errno == EDQUOT;
+      return sysError("spool write", errno);
+    }
     bytes = bytes.subspan(static_cast<size_t>(w));
   }
   return okStatus();
@@ -147,12 +152,16 @@ Result<Appended> Spool::append(const RecordMeta& meta, std::span<const uint8_t> 
   if (segments_.back().size > 0 && segments_.back().size + rec.size() > segment_bytes_)
     ACCEL_TRY(startSegment(segments_.back().id + 1));
   Segment& s = segments_.back();
-  Status w = writeAll(s.fd, rec);
-  if (!w.ok()) {
+  bool out_of_space = false;
+  Status w = writeAll(s.fd, rec, &out_of_space);
+  for (int attempt = 0; !w.ok(); ++attempt) {
     // A partial write would corrupt every later record: cut it off again.
     if (::ftruncate(s.fd, static_cast<off_t>(s.size)) != 0)
       ACCEL_CHECK(!"spool segment cannot be repaired");
-    return w.error();
+    // Out of space where a reserve is held (space_reserve.h): it is given up
+    // for this record, which is written once more.
+    if (attempt > 0 || !out_of_space || !space::release(dir_)) return w.error();
+    w = writeAll(s.fd, rec, &out_of_space);
   }
   s.size += rec.size();
   ++backlog_;

@@ -139,6 +139,7 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                              "RunDir",
                                              "JobDirSize",
                                              "JobDirInodes",
+                                             "ReserveSpace",
                                              "SlurmUser",
                                              "LogLevel",
                                              "TopologyFile",

@@ -40,6 +40,7 @@ struct AccelConfig {
   std::string run_dir;
   std::uint64_t job_dir_size = 0;    // bytes of each job's own tmpfs; 0: no file system of its own
   std::uint64_t job_dir_inodes = 0;  // inodes of each job's own tmpfs
+  std::uint64_t reserve_space = 0;   // bytes held back on each file system of the records
   std::string slurm_user;
   LogLevel log_level = LogLevel::kInfo;
   std::optional<std::string> topology_file;

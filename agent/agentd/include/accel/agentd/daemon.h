@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,6 +93,8 @@ class Daemon {
   ApplianceService::Options applianceOptions() const;
   Status startMetrics();
   Status startEventRelay();
+  void holdReserves();
+  void noteReserves();
 
   DaemonOptions options_;
   AccelConfig config_;
@@ -136,6 +139,10 @@ class Daemon {
   // Set by a worker that changed something and woke the loop; cleared when
   // the loop publishes. While set, further changes need no wake-up.
   std::atomic<bool> status_dirty_{false};
+  // The reserves' last release seen and whether each was held, by directory
+  // (the loop's; space_reserves.cpp).
+  std::map<std::string, int64_t> reserve_released_seen_;
+  std::map<std::string, bool> reserve_held_;
   // MetricsAddress: the registry (the hooks' durations go here too).
   std::unique_ptr<AgentMetrics> metrics_ = std::make_unique<AgentMetrics>();
   // The control sockets and their workers; after everything a request

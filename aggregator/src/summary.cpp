@@ -5,7 +5,6 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-
 namespace accel::aggregator {
 namespace {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "accel/common/result.h"
 #include "accel/aggregator/node_lists.h"
+#include "accel/common/result.h"
 #include "accel/events/event.h"
 
 namespace accel::aggregator {
@@ -105,7 +105,6 @@ struct JobSummary {
   // Whether events of `node` are held.
   bool holdsFrom(const std::string& node) const;
 };
-
 
 // Folds one event from `node` into `summary` (whose job_id is the event's).
 // `received_ns` is when the event arrived (CLOCK_REALTIME); 0: not known.

@@ -364,6 +364,23 @@ ConfigSchema makeAccelSchema() {
                "Prometheus at /metrics: hook durations, jobs, the event spool, vendor calls and "
                "limit enforcements (operator guide, Metrics). Unset: no endpoint. Read at start.",
            .store = storeIn<&C::metrics_address>},
+          {.name = "TelemetryInterval",
+           .type = ValueType::kSeconds,
+           .default_value = "10",
+           .min = 1,
+           .max = 300,
+           .help = "How often the agent reads the utilization, memory, energy and processes of "
+                   "the GPUs that jobs hold (through NVML, on a thread of its own, never on a "
+                   "hook's path), for each job's figures. Nothing is read while no job holds a "
+                   "GPU. Read at start.",
+           .store = storeIn<&C::telemetry_interval>},
+          {.name = "NvmlLibrary",
+           .type = ValueType::kString,
+           .default_value = "libnvidia-ml.so.1",
+           .help = "The NVML library the agent loads at start for GPU telemetry: a file name "
+                   "that the dynamic loader searches for, or an absolute path. A node where it "
+                   "cannot be loaded works without GPU telemetry.",
+           .store = storeIn<&C::nvml_library>},
           {.name = "ApplianceKillGrace",
            .type = ValueType::kSeconds,
            .default_value = "30",

@@ -173,6 +173,8 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                              "EventSpoolMaxSize",
                                              "HeartbeatInterval",
                                              "MetricsAddress",
+                                             "TelemetryInterval",
+                                             "NvmlLibrary",
                                              "ApplianceKillGrace",
                                              "SurrogateSteps",
                                              "ApplianceTimeOnRequeue"}));

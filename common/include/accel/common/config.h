@@ -66,6 +66,8 @@ struct AccelConfig {
   std::optional<std::string>
       aggregator_query_address;                // events questions (event_relay.h); unset: none
   std::optional<std::string> metrics_address;  // HOST:PORT of the /metrics endpoint; unset: none
+  std::chrono::seconds telemetry_interval{0};  // GPU sampling period (agent/telemetry/)
+  std::string nvml_library;                    // what dlopen loads for NVML
   std::string aggregator_public_key_file;
   std::string node_key_file;
   std::uint32_t aggregator_reconnect_min_ms = 0;  // the link's back-off (reconnect_backoff.h)

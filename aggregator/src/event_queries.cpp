@@ -5,8 +5,10 @@
 #include <zmq.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <list>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -17,6 +19,7 @@
 #include "accel/aggregator/store.h"
 #include "accel/common/log.h"
 #include "accel/schemas/query_generated.h"
+#include "fair_queue.h"
 
 namespace accel::aggregator {
 namespace {
@@ -35,12 +38,31 @@ struct Ask {
   bool wait = false;
 };
 
+// An ask on its way: waiting for a worker, or held for its job's next event.
 struct Held {
   std::string peer;  // ROUTER identity
   std::string from;  // the asking node's name (its key's)
   Ask ask;
   Clock::time_point since;
 };
+
+// What a worker made of an ask: the answer's bytes, or none when the ask is
+// to be held.
+struct Done {
+  Held work;
+  std::optional<std::string> bytes;
+};
+
+// Whose turn an ask takes: the person the node vouches for, one queue per
+// uid whichever node asks; an administrator's asks queue per node.
+std::string userOf(const Held& h) {
+  return h.ask.admin ? "admin@" + h.from : "uid " + std::to_string(h.ask.uid);
+}
+
+void signal(int fd) {
+  uint64_t one = 1;
+  (void)!write(fd, &one, sizeof one);
+}
 
 // An ask's bytes, verified; nullopt for anything else. Copied first:
 // FlatBuffers reads offsets in place and wants them aligned, and a ZeroMQ
@@ -81,21 +103,35 @@ std::string encodeAnswer(uint64_t id, fb::Outcome outcome, const std::string& me
 
 struct EventQueries::Impl {
   QueryOptions options;
-  std::unique_ptr<Store> store;
+  std::unique_ptr<Store> store;                // the receiving thread's: new rows
+  std::vector<std::unique_ptr<Store>> stores;  // one per worker
   zmq::socket_t router;
-  int event_fd = -1;
+  int event_fd = -1;  // committed()
+  int done_fd = -1;   // a worker left something in `finished`
   std::atomic<bool> stop{false};
   std::thread thread;
+  std::vector<std::thread> workers;
+  // The receiving thread's alone.
   std::list<Held> held;
   std::map<std::string, size_t> held_by_node;
-  std::unordered_map<uint32_t, uint32_t> owners;  // job -> uid, once recorded
   int64_t seen_row = 0;  // new rows after this are looked at on the next commit
+  // Shared with the workers, under mu.
+  std::mutex mu;
+  std::condition_variable wake;
+  FairQueue<Held> queue;
+  std::vector<Done> finished;
+  bool paused = false;
+  std::mutex owners_mu;
+  std::unordered_map<uint32_t, uint32_t> owners;  // job -> uid, once recorded
 
   Impl(zmq::context_t& ctx, const QueryOptions& o)
-      : options(o), router(ctx, zmq::socket_type::router) {}
+      : options(o),
+        router(ctx, zmq::socket_type::router),
+        queue(o.max_queued_per_user, o.max_queued) {}
 
   ~Impl() {
     if (event_fd >= 0) close(event_fd);
+    if (done_fd >= 0) close(done_fd);
   }
 
   void run() {
@@ -105,15 +141,17 @@ struct EventQueries::Impl {
         wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(
                               held.front().since + options.hold_timeout - Clock::now()),
                           std::chrono::milliseconds(0), wait);
-      zmq::pollitem_t items[2] = {{router.handle(), 0, ZMQ_POLLIN, 0},
-                                  {nullptr, event_fd, ZMQ_POLLIN, 0}};
-      zmq::poll(items, 2, wait);
+      zmq::pollitem_t items[3] = {{router.handle(), 0, ZMQ_POLLIN, 0},
+                                  {nullptr, event_fd, ZMQ_POLLIN, 0},
+                                  {nullptr, done_fd, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 3, wait);
       if (items[1].revents & ZMQ_POLLIN) {
         uint64_t n;
         (void)!read(event_fd, &n, sizeof n);
         if (stop) return;
         serveNewRows();
       }
+      if (items[2].revents & ZMQ_POLLIN) deliver();
       if (items[0].revents & ZMQ_POLLIN) receive();
       expireHolds();
     }
@@ -134,14 +172,61 @@ struct EventQueries::Impl {
       const char* user = zmq_msg_gets(payload.handle(), "User-Id");
       const char* key = zmq_msg_gets(payload.handle(), "Curve-Key");
       if (options.still_allowed && !(user && key && options.still_allowed(key, user))) continue;
-      std::string from = user ? user : "";
       auto ask = parseAsk(payload);
       if (!ask || payload.more()) {
         send(identity.to_string(),
              encodeAnswer(0, fb::Outcome::BadRequest, "not an events question", {}, 0, false));
         continue;
       }
-      answer(identity.to_string(), from, *ask, Clock::now());
+      admit(Held{identity.to_string(), user ? user : "", *ask, Clock::now()}, false);
+    }
+  }
+
+  // Into the user's queue; a user with max_queued_per_user asks in progress
+  // (or a full queue) is told to wait, and nobody else is held up by it.
+  void admit(Held h, bool again) {
+    {
+      std::lock_guard lock(mu);
+      const std::string user = userOf(h);
+      if (queue.push(user, std::move(h), again)) {
+        wake.notify_one();
+        return;
+      }
+    }
+    send(h.peer, encodeAnswer(h.ask.id, fb::Outcome::Busy,
+                              "too many questions of yours are in progress; try again later", {},
+                              h.ask.after_row, false));
+  }
+
+  void deliver() {
+    uint64_t n;
+    (void)!read(done_fd, &n, sizeof n);
+    std::vector<Done> done;
+    {
+      std::lock_guard lock(mu);
+      done.swap(finished);
+    }
+    for (auto& d : done) {
+      if (d.bytes)
+        send(d.work.peer, *d.bytes);
+      else
+        hold(std::move(d.work));
+    }
+  }
+
+  void work(Store& db) {
+    std::unique_lock lock(mu);
+    while (true) {
+      wake.wait(lock, [&] { return stop || (!paused && queue.waiting() > 0); });
+      if (stop) return;
+      auto next = queue.pop();
+      lock.unlock();
+      auto bytes = answer(db, next->second);
+      Done d{std::move(next->second), std::move(bytes)};
+      lock.lock();
+      queue.finish(next->first);
+      finished.push_back(std::move(d));
+      signal(done_fd);
     }
   }
 
@@ -153,49 +238,53 @@ struct EventQueries::Impl {
 
   // The owner of the job (cached once known); nullopt while no
   // prolog_started of it is recorded.
-  std::optional<uint32_t> ownerOf(uint32_t job_id) {
-    if (auto it = owners.find(job_id); it != owners.end()) return it->second;
-    auto owner = store->jobOwner(job_id);
+  std::optional<uint32_t> ownerOf(Store& db, uint32_t job_id) {
+    {
+      std::lock_guard lock(owners_mu);
+      if (auto it = owners.find(job_id); it != owners.end()) return it->second;
+    }
+    auto owner = db.jobOwner(job_id);
     if (!owner.ok()) {
       log::warning("events query: " + owner.error().message());
       return std::nullopt;
     }
     if (!*owner) return std::nullopt;
+    std::lock_guard lock(owners_mu);
     if (owners.size() >= 100000) owners.clear();
     owners.emplace(job_id, **owner);
     return *owner;
   }
 
-  void answer(const std::string& peer, const std::string& from, const Ask& ask,
-              Clock::time_point since) {
+  // The answer's bytes; nullopt: hold the ask. One page of at most
+  // max_answer_events rows, having examined at most max_scanned_rows.
+  std::optional<std::string> answer(Store& db, const Held& h) {
+    const Ask& ask = h.ask;
     const std::string not_found =
         "no events of job " + std::to_string(ask.job_id) + " of yours are recorded";
     if (!ask.admin) {
-      auto owner = ownerOf(ask.job_id);
-      if (owner && *owner != ask.uid)
-        return send(
-            peer, encodeAnswer(ask.id, fb::Outcome::NotFound, not_found, {}, ask.after_row, false));
-      if (!owner) {
-        if (ask.wait) return hold(peer, from, ask, since);
-        return send(
-            peer, encodeAnswer(ask.id, fb::Outcome::NotFound, not_found, {}, ask.after_row, false));
-      }
+      auto owner = ownerOf(db, ask.job_id);
+      if (!owner && ask.wait) return std::nullopt;
+      if (!owner || *owner != ask.uid)
+        return encodeAnswer(ask.id, fb::Outcome::NotFound, not_found, {}, ask.after_row, false);
     }
-    EventFilter filter{ask.job_id, std::nullopt, ask.after_row, options.max_answer_events};
+    EventFilter filter{ask.job_id,
+                       std::nullopt,
+                       ask.after_row,
+                       options.max_answer_events,
+                       options.max_scanned_rows,
+                       Clock::now() + options.max_answer_time};
     if (!ask.node.empty()) filter.node = ask.node;
-    auto rows = store->readEvents(filter);
-    if (!rows.ok()) {
-      log::warning("events query: " + rows.error().message());
-      return send(peer, encodeAnswer(ask.id, fb::Outcome::Busy,
-                                     "the aggregator cannot read its database now", {},
-                                     ask.after_row, false));
+    auto page = db.readEventPage(filter);
+    if (!page.ok()) {
+      log::warning("events query: " + page.error().message());
+      return encodeAnswer(ask.id, fb::Outcome::Busy, "the aggregator cannot read its database now",
+                          {}, ask.after_row, false);
     }
-    if (rows->empty() && ask.wait) return hold(peer, from, ask, since);
+    if (page->rows.empty() && !page->more && ask.wait) return std::nullopt;
     std::vector<std::string> lines;
     size_t bytes = 0;
-    int64_t last = ask.after_row;
-    bool more = rows->size() == size_t(options.max_answer_events);
-    for (const auto& e : *rows) {
+    bool more = page->more;
+    for (const auto& e : page->rows) {
       std::string line =
           ask.json ? eventJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                    : eventLine(e);
@@ -207,25 +296,27 @@ struct EventQueries::Impl {
       }
       bytes += line.size();
       lines.push_back(std::move(line));
-      last = e.row;
     }
-    send(peer, encodeAnswer(ask.id, fb::Outcome::Ok, "", lines, last, more));
+    // Where the next ask goes on: past every row examined, or past the last
+    // line sent when the answer's size cut it short.
+    const int64_t last =
+        lines.size() == page->rows.size() ? page->next_row : page->rows[lines.size() - 1].row;
+    return encodeAnswer(ask.id, fb::Outcome::Ok, "", lines, last, more);
   }
 
-  void hold(const std::string& peer, const std::string& from, const Ask& ask,
-            Clock::time_point since) {
-    size_t& mine = held_by_node[from];
+  void hold(Held h) {
+    size_t& mine = held_by_node[h.from];
     if (held.size() >= options.max_held || mine >= options.max_held_per_node) {
-      if (mine == 0) held_by_node.erase(from);
-      return send(peer, encodeAnswer(ask.id, fb::Outcome::Busy,
-                                     "the aggregator holds too many questions; try again later", {},
-                                     ask.after_row, false));
+      if (mine == 0) held_by_node.erase(h.from);
+      return send(h.peer, encodeAnswer(h.ask.id, fb::Outcome::Busy,
+                                       "the aggregator holds too many questions; try again later",
+                                       {}, h.ask.after_row, false));
     }
     ++mine;
     // Kept in order of `since`, oldest first (a re-held ask keeps its place).
     auto at = held.end();
-    while (at != held.begin() && std::prev(at)->since > since) --at;
-    held.insert(at, Held{peer, from, ask, since});
+    while (at != held.begin() && std::prev(at)->since > h.since) --at;
+    held.insert(at, std::move(h));
   }
 
   void unhold(std::list<Held>::iterator it) {
@@ -233,8 +324,8 @@ struct EventQueries::Impl {
     held.erase(it);
   }
 
-  // After a commit: the asks held for jobs that have new rows are answered
-  // (or held again, when the new rows are not theirs to see yet).
+  // After a commit: the asks held for jobs that have new rows go back to
+  // the workers (and are held again when the new rows are not theirs to see yet).
   void serveNewRows() {
     if (held.empty()) {
       if (auto last = store->lastRow(); last.ok()) seen_row = *last;
@@ -247,16 +338,14 @@ struct EventQueries::Impl {
     }
     seen_row = fresh->last_row;
     if (fresh->jobs.empty()) return;
-    std::vector<Held> due;
     for (auto it = held.begin(); it != held.end();) {
       auto next = std::next(it);
       if (std::find(fresh->jobs.begin(), fresh->jobs.end(), it->ask.job_id) != fresh->jobs.end()) {
-        due.push_back(std::move(*it));
+        admit(std::move(*it), true);
         unhold(it);
       }
       it = next;
     }
-    for (const auto& h : due) answer(h.peer, h.from, h.ask, h.since);
   }
 
   void expireHolds() {
@@ -272,28 +361,48 @@ struct EventQueries::Impl {
 EventQueries::EventQueries(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 EventQueries::~EventQueries() {
-  impl_->stop = true;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stop = true;
+  }
+  impl_->wake.notify_all();
   committed();
+  for (auto& w : impl_->workers)
+    if (w.joinable()) w.join();
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
-void EventQueries::committed() {
-  uint64_t one = 1;
-  (void)!write(impl_->event_fd, &one, sizeof one);
+void EventQueries::committed() { signal(impl_->event_fd); }
+
+void EventQueries::pause(bool paused) {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->paused = paused;
+  }
+  impl_->wake.notify_all();
+}
+
+size_t EventQueries::waiting() {
+  std::lock_guard lock(impl_->mu);
+  return impl_->queue.waiting();
 }
 
 Result<std::unique_ptr<EventQueries>> EventQueries::start(zmq::context_t& ctx,
                                                           const QueryOptions& o,
                                                           const event::CurveKeyPair& keys) {
   auto impl = std::make_unique<Impl>(ctx, o);
-  auto store = Store::open(o.database, Store::Mode::kReadOnly);
-  if (!store.ok()) return store.error().context("database " + o.database);
-  impl->store = std::move(*store);
+  for (size_t i = 0; i <= std::max<size_t>(o.workers, 1); ++i) {
+    auto store = Store::open(o.database, Store::Mode::kReadOnly);
+    if (!store.ok()) return store.error().context("database " + o.database);
+    (i == 0 ? impl->store : impl->stores.emplace_back()) = std::move(*store);
+  }
   auto last = impl->store->lastRow();
   if (!last.ok()) return last.error().context("database " + o.database);
   impl->seen_row = *last;
   impl->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (impl->event_fd < 0) return Error(ErrorCode::kInternal, "eventfd for events queries");
+  impl->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (impl->event_fd < 0 || impl->done_fd < 0)
+    return Error(ErrorCode::kInternal, "eventfd for events queries");
   try {
     auto& r = impl->router;
     r.set(zmq::sockopt::linger, 0);
@@ -313,6 +422,10 @@ Result<std::unique_ptr<EventQueries>> EventQueries::start(zmq::context_t& ctx,
       if (!raw->stop) log::error(std::string("events query: stopped: ") + e.what());
     }
   });
+  for (auto& db : impl->stores) {
+    Store* s = db.get();
+    impl->workers.emplace_back([raw, s] { raw->work(*s); });
+  }
   return std::unique_ptr<EventQueries>(new EventQueries(std::move(impl)));
 }
 

@@ -6,97 +6,13 @@
 #include <unordered_map>
 #include <variant>
 
+#include "store_sql.h"
+
 namespace accel::aggregator {
 namespace {
 
-// A prepared statement; finalized on scope exit.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr);
-  }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-  bool ok() const { return rc_ == SQLITE_OK; }
-  Stmt& bind(int i, int64_t v) {
-    sqlite3_bind_int64(s_, i, v);
-    return *this;
-  }
-  Stmt& bind(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  // Without a copy: `v` must stay unchanged until run() or done().
-  Stmt& view(int i, std::string_view v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
-    return *this;
-  }
-  Stmt& blob(int i, std::span<const uint8_t> v) {
-    sqlite3_bind_blob(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
-    return *this;
-  }
-  // SQLITE_ROW, SQLITE_DONE or an error code.
-  int step() { return sqlite3_step(s_); }
-  // Every caller binds all of a statement's parameters before each run, so
-  // the bindings are left in place (clearing them cost a few percent of a
-  // commit); a value bound without a copy is not read again until rebound.
-  Status run() {
-    int rc = step();
-    sqlite3_reset(s_);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-      return Error(ErrorCode::kIo, std::string("sqlite: ") + sqlite3_errmsg(db_));
-    return okStatus();
-  }
-  // Makes a cached statement ready for its next use after step().
-  void done() {
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  int64_t i64(int c) { return sqlite3_column_int64(s_, c); }
-  std::string text(int c) {
-    auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, c));
-    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(s_, c))) : std::string();
-  }
-  std::vector<uint8_t> bytes(int c) {
-    auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(s_, c));
-    return p ? std::vector<uint8_t>(p, p + sqlite3_column_bytes(s_, c)) : std::vector<uint8_t>();
-  }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* s_ = nullptr;
-  int rc_;
-};
-
-Error sqlError(sqlite3* db, const std::string& what) {
-  return Error(ErrorCode::kIo, what + ": " + sqlite3_errmsg(db));
-}
-
-constexpr const char* kSchema = R"(
-CREATE TABLE IF NOT EXISTS events(
-  node TEXT NOT NULL, epoch INTEGER NOT NULL, seq INTEGER NOT NULL,
-  time_ns INTEGER NOT NULL, kind TEXT NOT NULL, job_id INTEGER NOT NULL,
-  received_ns INTEGER NOT NULL, envelope BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS job_spans(
-  job_id INTEGER PRIMARY KEY, first_row INTEGER NOT NULL, last_row INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS streams(
-  node TEXT NOT NULL, epoch INTEGER NOT NULL, acked_seq INTEGER NOT NULL,
-  updated_ns INTEGER NOT NULL, PRIMARY KEY(node, epoch)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS jobs(
-  job_id INTEGER PRIMARY KEY, state TEXT NOT NULL, updated_ns INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS pending_comments(
-  job_id INTEGER PRIMARY KEY, generation INTEGER NOT NULL, attempts INTEGER NOT NULL,
-  next_ns INTEGER NOT NULL, last_error TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS summary_waits(
-  job_id INTEGER PRIMARY KEY, due_ns INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS held_jobs(job_id INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS nodes(
-  node TEXT PRIMARY KEY, last_event_ns INTEGER NOT NULL, heartbeat_ns INTEGER NOT NULL DEFAULT 0,
-  interval_s INTEGER NOT NULL DEFAULT 0, accelerators INTEGER NOT NULL DEFAULT 0,
-  busy INTEGER NOT NULL DEFAULT 0, accel_kind TEXT NOT NULL DEFAULT '', jobs INTEGER NOT NULL DEFAULT 0,
-  backlog INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
-)";
+using store_sql::sqlError;
+using store_sql::Stmt;
 
 constexpr const char* kLoadJob = "SELECT state FROM jobs WHERE job_id = ?";
 
@@ -114,24 +30,6 @@ Result<std::optional<JobSummary>> readJob(sqlite3* db, Stmt& s, uint32_t job_id)
   s.done();
   if (!summary.ok()) return summary.error();
   return std::optional<JobSummary>(std::move(*summary));
-}
-
-// Every row of a readEvents query.
-Result<std::vector<StoredEvent>> readRows(sqlite3* db, Stmt& s) {
-  std::vector<StoredEvent> out;
-  int rc;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    StoredEvent e;
-    e.row = s.i64(0);
-    e.header = {s.text(1), uint64_t(s.i64(2)), uint64_t(s.i64(3)), s.i64(4), 0};
-    e.kind = s.text(5);
-    e.job_id = uint32_t(s.i64(6));
-    e.received_ns = s.i64(7);
-    e.envelope = s.bytes(8);
-    out.push_back(std::move(e));
-  }
-  if (rc != SQLITE_DONE) return sqlError(db, "read events");
-  return out;
 }
 
 }  // namespace
@@ -167,6 +65,7 @@ struct Store::Prepared {
         span(db,
              "INSERT INTO job_spans(job_id, first_row, last_row) VALUES(?,?,?) ON CONFLICT(job_id) "
              "DO UPDATE SET last_row = max(last_row, excluded.last_row)"),
+        range(db, "INSERT OR REPLACE INTO job_ranges(job_id, first_row, last_row) VALUES(?,?,?)"),
         wait(db,
              "INSERT INTO summary_waits(job_id, due_ns) VALUES(?,?) ON CONFLICT(job_id) "
              "DO UPDATE SET due_ns = excluded.due_ns"),
@@ -185,12 +84,13 @@ struct Store::Prepared {
         rollback(db, "ROLLBACK") {}
   bool ok() const {
     return event.ok() && events.ok() && stream.ok() && job.ok() && comment.ok() && span.ok() &&
-           wait.ok() && unwait.ok() && hold.ok() && release.ok() && seen.ok() && beat.ok() &&
-           begin.ok() && commit.ok() && rollback.ok();
+           range.ok() && wait.ok() && unwait.ok() && hold.ok() && release.ok() && seen.ok() &&
+           beat.ok() && begin.ok() && commit.ok() && rollback.ok();
   }
-  Stmt event, events, stream, job, comment, span, wait, unwait, hold, release, seen, beat, begin,
-      commit, rollback;
+  Stmt event, events, stream, job, comment, span, range, wait, unwait, hold, release, seen, beat,
+      begin, commit, rollback;
   std::unordered_map<uint32_t, std::pair<int64_t, int64_t>> spans;  // per commit: job -> rows
+  store_sql::RangeBuilder ranges;                                   // per commit
 };
 
 // loadJob's connection (read-write stores only).
@@ -267,33 +167,6 @@ Status Store::exec(const char* sql) {
   return Error(ErrorCode::kIo, std::string("sqlite: ") + text);
 }
 
-Status Store::createSchema() {
-  ACCEL_TRY(exec(kSchema));
-  return migrate();
-}
-
-// Version 1: each job's span of event rows (job_spans) replaces the index of
-// every event by job (events_by_job), which cost more than half of each
-// commit. The spans are rebuilt from that index before it goes.
-Status Store::migrate() {
-  ACCEL_TRY(exec("BEGIN IMMEDIATE"));
-  Stmt v(db_, "PRAGMA user_version");
-  int64_t version = v.ok() && v.step() == SQLITE_ROW ? v.i64(0) : -1;
-  v.done();
-  if (version < 0) {
-    Error e = sqlError(db_, "schema version");
-    (void)exec("ROLLBACK");
-    return e;
-  }
-  if (version >= 1) return exec("COMMIT");
-  Status s = exec(
-      "INSERT OR IGNORE INTO job_spans(job_id, first_row, last_row) "
-      "SELECT job_id, min(rowid), max(rowid) FROM events WHERE job_id != 0 GROUP BY job_id; "
-      "DROP INDEX IF EXISTS events_by_job; PRAGMA user_version = 1; COMMIT;");
-  if (!s.ok()) (void)exec("ROLLBACK");
-  return s;
-}
-
 Result<std::map<StreamKey, uint64_t>> Store::loadProgress() {
   std::lock_guard lock(mu_);
   Stmt s(db_, "SELECT node, epoch, acked_seq FROM streams");
@@ -337,6 +210,7 @@ Status Store::commit(const Batch& b) {
     return e;
   };
   p.spans.clear();
+  (void)p.ranges.take();  // left over from a commit that failed
   // Whole groups through the many-row statement, the rest one by one. The
   // rows of one statement get consecutive rowids (one writer, no
   // AUTOINCREMENT), the last of them is last_insert_rowid.
@@ -362,12 +236,16 @@ Status Store::commit(const Batch& b) {
       if (job == 0) continue;
       auto [span, fresh] = p.spans.try_emplace(job, row, row);
       if (!fresh) span->second.second = row;
+      p.ranges.add(job, row);
     }
     i += n;
   }
   for (const auto& [job, rows] : p.spans)
     if (!p.span.bind(1, int64_t{job}).bind(2, rows.first).bind(3, rows.second).run().ok())
       return fail("job span");
+  for (const auto& r : p.ranges.take())
+    if (!p.range.bind(1, int64_t{r.job_id}).bind(2, r.first_row).bind(3, r.last_row).run().ok())
+      return fail("job range");
   for (const auto& [key, seq] : b.progress)
     if (!p.stream.view(1, key.first)
              .bind(2, int64_t(key.second))
@@ -548,74 +426,6 @@ Result<std::optional<int64_t>> Store::waitingUntil(uint32_t job_id) {
   if (rc == SQLITE_DONE) return std::optional<int64_t>();
   if (rc != SQLITE_ROW) return sqlError(db_, "summary wait");
   return std::optional<int64_t>(s.i64(0));
-}
-
-// With a job: only the rows within its span are read (a database from
-// before job_spans, opened read-only, is scanned whole).
-Result<std::vector<StoredEvent>> Store::readEvents(const EventFilter& f) {
-  std::lock_guard lock(mu_);
-  constexpr const char* kColumns =
-      "SELECT rowid,node,epoch,seq,time_ns,kind,job_id,received_ns,envelope FROM events ";
-  constexpr const char* kFilter =
-      "rowid > ?1 AND (?2 IS NULL OR job_id = ?2) AND (?3 IS NULL OR node = ?3) ";
-  std::string sql = std::string(kColumns) + "WHERE " + kFilter + "ORDER BY rowid LIMIT ?4";
-  if (f.job_id)
-    sql = std::string(kColumns) +
-          "WHERE rowid >= (SELECT first_row FROM job_spans WHERE job_id = ?2) "
-          "AND rowid <= (SELECT last_row FROM job_spans WHERE job_id = ?2) AND " +
-          kFilter + "ORDER BY rowid LIMIT ?4";
-  auto s = std::make_unique<Stmt>(db_, sql.c_str());
-  if (!s->ok() && f.job_id)
-    s = std::make_unique<Stmt>(
-        db_, (std::string(kColumns) + "WHERE " + kFilter + "ORDER BY rowid LIMIT ?4").c_str());
-  if (!s->ok()) return sqlError(db_, "read events");
-  s->bind(1, f.after_row).bind(4, int64_t{f.limit});
-  if (f.job_id) s->bind(2, int64_t{*f.job_id});
-  if (f.node) s->bind(3, *f.node);
-  return readRows(db_, *s);
-}
-
-Result<std::optional<uint32_t>> Store::jobOwner(uint32_t job_id) {
-  std::lock_guard lock(mu_);
-  Stmt s(db_,
-         "SELECT envelope FROM events WHERE rowid >= (SELECT first_row FROM job_spans WHERE job_id "
-         "= ?1) "
-         "AND rowid <= (SELECT last_row FROM job_spans WHERE job_id = ?1) AND job_id = ?1 "
-         "AND kind = 'prolog_started' ORDER BY rowid");
-  if (!s.ok()) return sqlError(db_, "read job owner");
-  s.bind(1, int64_t{job_id});
-  int rc;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    auto bytes = s.bytes(0);
-    auto env = event::decode(bytes);
-    if (!env.ok() || !env->event) continue;
-    if (const auto* p = std::get_if<event::PrologStarted>(&*env->event))
-      return std::optional<uint32_t>(p->uid);
-  }
-  if (rc != SQLITE_DONE) return sqlError(db_, "read job owner");
-  return std::optional<uint32_t>();
-}
-
-Result<int64_t> Store::lastRow() {
-  std::lock_guard lock(mu_);
-  Stmt s(db_, "SELECT coalesce(max(rowid), 0) FROM events");
-  if (!s.ok() || s.step() != SQLITE_ROW) return sqlError(db_, "read last row");
-  return s.i64(0);
-}
-
-Result<Store::NewRows> Store::jobsAfter(int64_t after_row) {
-  std::lock_guard lock(mu_);
-  Stmt s(db_, "SELECT job_id, max(rowid) FROM events WHERE rowid > ?1 GROUP BY job_id");
-  if (!s.ok()) return sqlError(db_, "read new rows");
-  s.bind(1, after_row);
-  NewRows out{{}, after_row};
-  int rc;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    out.jobs.push_back(uint32_t(s.i64(0)));
-    out.last_row = std::max(out.last_row, s.i64(1));
-  }
-  if (rc != SQLITE_DONE) return sqlError(db_, "read new rows");
-  return out;
 }
 
 }  // namespace accel::aggregator

@@ -1,9 +1,14 @@
 // Questions about recorded events (event_queries.h) over a real ROUTER with
 // CURVE, asked the way accel-agentd asks them: who may see a job, a held ask
 // answered by the commit that brings its job's next event (and not by
-// another job's), the hold's end, answers in batches, and what is refused.
+// another job's), the hold's end, answers in batches, what is refused, and
+// the turns that each person's asks take.
+#include "accel/aggregator/event_queries.h"
+
+#include <algorithm>
 #include <chrono>
 #include <optional>
+#include <thread>
 
 #include "accel/schemas/query_generated.h"
 #include "server_fixture.h"
@@ -259,6 +264,85 @@ TEST_F(EventQueriesTest, ARevokedKeyIsNotAnsweredOnItsOpenConnection) {
   ASSERT_TRUE(server_->reloadAllowList().ok());
   ask({.job_id = 7, .uid = 1000});
   EXPECT_FALSE(answer(500ms)) << "a revoked key was answered";
+}
+
+// Asks of an EventQueries of the test's own, in a context without a ZAP
+// handler (every CURVE client is heard), whose workers start paused: the
+// asks all queue before any is answered, so the order of the answers is
+// the order in which the workers took them.
+class FairTurnsTest : public EventQueriesTest {
+ protected:
+  void TearDown() override {
+    via_.reset();
+    queries_.reset();
+    EventQueriesTest::TearDown();
+  }
+  void startOwn(size_t per_user) {
+    start();
+    prolog(7, 1000);
+    task(7, 1);
+    prolog(8, 2000);
+    const std::string ep = "ipc://" + dir_ + "/own.sock";
+    QueryOptions o{.listen = ep,
+                   .database = dir_ + "/events.db",
+                   .workers = 1,
+                   .max_queued_per_user = per_user};
+    auto q = EventQueries::start(own_, o, server_keys_);
+    ASSERT_TRUE(q.ok()) << q.error().message();
+    queries_ = std::move(*q);
+    queries_->pause(true);
+    via_ = dealer(ep, node_keys_);
+  }
+  bool waitQueued(size_t n) {
+    for (int i = 0; i < 5000 && queries_->waiting() < n; ++i) std::this_thread::sleep_for(1ms);
+    return queries_->waiting() == n;
+  }
+
+  zmq::context_t own_;
+  std::unique_ptr<EventQueries> queries_;
+  std::unique_ptr<zmq::socket_t> via_;
+};
+
+// Thirty asks of uid 1000, then one of uid 2000, all through one node (one
+// pipe, taken in order): the second person's ask is answered second, not
+// after the first person's backlog.
+TEST_F(FairTurnsTest, OnePersonsBacklogDoesNotHoldUpAnother) {
+  startOwn(64);
+  for (int i = 0; i < 30; ++i) ask({.job_id = 7, .uid = 1000}, via_.get());
+  const uint64_t theirs = ask({.job_id = 8, .uid = 2000}, via_.get());
+  ASSERT_TRUE(waitQueued(31)) << queries_->waiting() << " asks queued";
+  queries_->pause(false);
+  std::vector<uint64_t> order;
+  for (int i = 0; i < 31; ++i) {
+    auto a = answer(5s, via_.get());
+    ASSERT_TRUE(a) << "answer " << i;
+    EXPECT_EQ(a->outcome, q::Outcome::Ok) << a->message;
+    order.push_back(a->id);
+  }
+  const auto at = std::find(order.begin(), order.end(), theirs) - order.begin();
+  EXPECT_LE(at, 1) << "uid 2000's ask was answered after " << at << " of uid 1000's";
+  EXPECT_EQ(order.front(), theirs - 30);  // each person's asks in their order
+}
+
+// A person with max_queued_per_user asks in progress is told to wait at
+// once; somebody else's ask is still taken.
+TEST_F(FairTurnsTest, APersonsAsksBeyondTheirShareAreRefusedBusy) {
+  startOwn(4);
+  for (int i = 0; i < 6; ++i) ask({.job_id = 7, .uid = 1000}, via_.get());
+  for (int i = 0; i < 2; ++i) {
+    auto busy = answer(5s, via_.get());
+    ASSERT_TRUE(busy) << "no refusal while the workers are paused";
+    EXPECT_EQ(busy->outcome, q::Outcome::Busy);
+    EXPECT_EQ(busy->message, "too many questions of yours are in progress; try again later");
+  }
+  ask({.job_id = 8, .uid = 2000}, via_.get());
+  ASSERT_TRUE(waitQueued(5)) << queries_->waiting() << " asks queued";
+  queries_->pause(false);
+  for (int i = 0; i < 5; ++i) {
+    auto a = answer(5s, via_.get());
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->outcome, q::Outcome::Ok) << a->message;
+  }
 }
 
 }  // namespace

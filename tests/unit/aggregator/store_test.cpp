@@ -1,10 +1,14 @@
-// The store's schema upgrade: a database written before job_spans keeps its
-// events readable by job, and loses the per-event job index. Batches of any
-// size keep every event in order and every job's span exact.
+// The store's schema upgrades: a database written before job_spans keeps its
+// events readable by job, and loses the per-event job index; one written
+// before job_ranges gets them. Batches of any size keep every event in order
+// and every job's span exact. A job is read through its ranges, page by
+// page, each page examining a bounded number of rows.
 #include "accel/aggregator/store.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+
+#include <functional>
 
 #include "accel/common/safe_file.h"
 #include "temp_dir.h"
@@ -73,7 +77,7 @@ TEST_F(StoreTest, UpgradeHappensOnce) {
   execRaw("DELETE FROM job_spans");
   ASSERT_TRUE(Store::open(path(), Store::Mode::kReadWrite).ok());
   EXPECT_EQ(countRaw("SELECT count(*) FROM job_spans"), 0);
-  EXPECT_EQ(countRaw("PRAGMA user_version"), 1);
+  EXPECT_EQ(countRaw("PRAGMA user_version"), 2);
 }
 
 TEST_F(StoreTest, OldDatabaseOpenedReadOnlyIsStillReadableByJob) {
@@ -146,6 +150,121 @@ TEST_F(StoreTest, SummaryIsReadableRightAfterItsCommit) {
   ASSERT_TRUE(after.ok()) << after.error().message();
   ASSERT_TRUE(after->has_value());
   EXPECT_EQ((*after)->nodes, std::set<std::string>{"n1"});
+}
+
+// The schema of version 1 (job_spans, no job_ranges), with job 5's two
+// events 199 rows apart and job 6's between them.
+void writeVersion1(const std::function<void(const char*)>& exec) {
+  exec(R"(
+CREATE TABLE events(
+  node TEXT NOT NULL, epoch INTEGER NOT NULL, seq INTEGER NOT NULL,
+  time_ns INTEGER NOT NULL, kind TEXT NOT NULL, job_id INTEGER NOT NULL,
+  received_ns INTEGER NOT NULL, envelope BLOB NOT NULL);
+CREATE TABLE job_spans(
+  job_id INTEGER PRIMARY KEY, first_row INTEGER NOT NULL, last_row INTEGER NOT NULL);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+INSERT INTO events SELECT 'n1', 1, i, i, 'task_started', CASE WHEN i IN (1, 200) THEN 5 ELSE 6 END,
+  1, x'00' FROM n;
+INSERT INTO job_spans VALUES(5, 1, 200), (6, 2, 199);
+PRAGMA user_version = 1;
+)");
+}
+
+TEST_F(StoreTest, VersionOneDatabaseGetsEachJobsRanges) {
+  writeVersion1([this](const char* sql) { execRaw(sql); });
+  auto store = Store::open(path(), Store::Mode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  EXPECT_EQ(countRaw("PRAGMA user_version"), 2);
+  EXPECT_EQ(countRaw("SELECT count(*) FROM job_ranges WHERE job_id = 5"), 2);
+  EXPECT_EQ(countRaw("SELECT count(*) FROM job_ranges WHERE job_id = 6"), 1);
+  EXPECT_EQ(countRaw("SELECT last_row FROM job_ranges WHERE job_id = 5 AND first_row = 200"), 200);
+  // Two rows examined for job 5, not the 198 of job 6 between them: a bound
+  // of 10 still finds both in one page.
+  auto page = (*store)->readEventPage({5, std::nullopt, 0, 100, 10});
+  ASSERT_TRUE(page.ok()) << page.error().message();
+  ASSERT_EQ(page->rows.size(), 2u);
+  EXPECT_EQ(page->rows[0].row, 1);
+  EXPECT_EQ(page->rows[1].row, 200);
+  EXPECT_FALSE(page->more);
+  EXPECT_EQ(page->next_row, 200);
+  EXPECT_EQ(page->examined, 2);
+}
+
+// A deadline already past: the first range is read (each call makes
+// progress), the next is left for the next call.
+TEST_F(StoreTest, APastDeadlineEndsThePageAfterOneRange) {
+  writeVersion1([this](const char* sql) { execRaw(sql); });
+  auto store = Store::open(path(), Store::Mode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  EventFilter f{5, std::nullopt, 0, 100, 0, std::chrono::steady_clock::now()};
+  auto first = (*store)->readEventPage(f);
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  ASSERT_EQ(first->rows.size(), 1u);
+  EXPECT_TRUE(first->more);
+  EXPECT_EQ(first->next_row, 1);
+  f.after_row = first->next_row;
+  auto second = (*store)->readEventPage(f);
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  ASSERT_EQ(second->rows.size(), 1u);
+  EXPECT_EQ(second->rows[0].row, 200);
+  EXPECT_FALSE(second->more);
+}
+
+// The query by job seeks job_ranges by its key instead of scanning.
+TEST_F(StoreTest, JobRangesAreSearchedByJob) {
+  ASSERT_TRUE(Store::open(path(), Store::Mode::kReadWrite).ok());
+  sqlite3* db = nullptr;
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_open(path().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "EXPLAIN QUERY PLAN SELECT first_row, last_row FROM job_ranges "
+                               "WHERE job_id = 5 AND first_row >= 100 ORDER BY first_row",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  std::string plan;
+  while (sqlite3_step(s) == SQLITE_ROW)
+    plan += reinterpret_cast<const char*>(sqlite3_column_text(s, 3)) + std::string("\n");
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  EXPECT_NE(plan.find("SEARCH job_ranges USING PRIMARY KEY (job_id=? AND first_row>?)"),
+            std::string::npos)
+      << plan;
+}
+
+// Job 1's rows are every third of 3,000; with at most 90 rows examined per
+// call, paging on from next_row returns each of them once, in order, and no
+// page looks at more than 90 rows (so holds at most 31 of the job's: the
+// rows between two ranges are skipped, not looked at).
+TEST_F(StoreTest, PagesExamineBoundedRowsAndMissNothing) {
+  auto store = Store::open(path(), Store::Mode::kReadWrite);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  for (uint64_t first = 1; first <= 3000; first += 500)
+    ASSERT_TRUE((*store)->commit(batchOf(first, 500)).ok());
+  std::vector<int64_t> seen;
+  EventFilter f{1u, std::nullopt, 0, 1000, 90};
+  for (int calls = 0; calls < 1000; ++calls) {
+    auto page = (*store)->readEventPage(f);
+    ASSERT_TRUE(page.ok()) << page.error().message();
+    EXPECT_LE(page->examined, 90);
+    EXPECT_GE(page->examined, int64_t(page->rows.size()));
+    EXPECT_LE(page->rows.size(), 31u);
+    EXPECT_GE(page->next_row, f.after_row);
+    for (const auto& e : page->rows) {
+      EXPECT_GT(e.row, f.after_row);
+      EXPECT_LE(e.row, page->next_row);
+      seen.push_back(e.row);
+    }
+    f.after_row = page->next_row;
+    if (!page->more) break;
+  }
+  ASSERT_EQ(seen.size(), 1000u);
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], int64_t(3 * i + 1));
+  // The limit on rows returned ends a page too, at its last row.
+  auto two = (*store)->readEventPage({1u, std::nullopt, 0, 2, 0});
+  ASSERT_TRUE(two.ok());
+  ASSERT_EQ(two->rows.size(), 2u);
+  EXPECT_TRUE(two->more);
+  EXPECT_EQ(two->next_row, 4);
 }
 
 }  // namespace

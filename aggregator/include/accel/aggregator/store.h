@@ -7,6 +7,7 @@
 // loads job summaries.
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -104,7 +105,25 @@ struct EventFilter {
   std::optional<uint32_t> job_id;
   std::optional<std::string> node;
   int64_t after_row = 0;
-  int limit = 1000;
+  int limit = 1000;  // rows returned, at most
+  // Rows examined (stored rows after after_row, of the job's ranges when
+  // job_id is set), at most; 0: no bound. Bounds one call's work whatever
+  // the job or the store holds.
+  int64_t max_scanned = 0;
+  // When set, no further range of the job is begun once this has passed
+  // (the first always is, so every call makes progress): more is set.
+  std::optional<std::chrono::steady_clock::time_point> deadline{};
+};
+
+// One call's rows, in row order, and where the next call goes on: more is
+// set when rows may remain after next_row (the limit was reached, or the
+// bound on rows examined cut the reading short, then possibly with no rows
+// at all); next_row is the last row examined or returned.
+struct EventPage {
+  std::vector<StoredEvent> rows;
+  int64_t next_row = 0;
+  bool more = false;
+  int64_t examined = 0;  // stored rows looked at, at most EventFilter::max_scanned when set
 };
 
 class Store {
@@ -142,6 +161,10 @@ class Store {
   // When the job's wait ends; nullopt when it is not waiting.
   Result<std::optional<int64_t>> waitingUntil(uint32_t job_id);
 
+  // With a job: through its ranges (job_ranges), so the rows examined are
+  // the job's own and at most store_sql::kRangeGap others' for each of them.
+  Result<EventPage> readEventPage(const EventFilter& filter);
+  // readEventPage without the bound on rows examined: the first filter.limit rows.
   Result<std::vector<StoredEvent>> readEvents(const EventFilter& filter);
   // Every node that ever sent an accepted event, by name.
   Result<std::vector<NodeRow>> readNodes();
@@ -166,8 +189,10 @@ class Store {
   Status deferLocked(uint32_t job_id, uint64_t generation, int64_t next_ns,
                      const std::string& error);
   Status exec(const char* sql);
-  Status createSchema();
+  Status createSchema();  // store_schema.cpp
   Status migrate();
+  Result<EventPage> readAllLocked(const EventFilter& filter);  // store_events.cpp
+  Result<EventPage> readSpanLocked(const EventFilter& filter);
   // Every method may be called from any thread. The connection has no lock
   // of SQLite's own (NOMUTEX): mu_ guards it, and a commit holds it through.
   std::mutex mu_;

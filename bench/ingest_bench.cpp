@@ -4,12 +4,25 @@
 // uses CURVE). Prints JSON. Usage: ingest_bench [EVENTS] [RUNS] [--ingest-only]
 // (--ingest-only: no baselines, for profiling the aggregator alone).
 //
+//   ingest_bench [EVENTS] [RUNS] --flood [SOCKETS] [--unguarded]
+//
+// Ingest while a stranger floods the node socket with CURVE handshakes
+// (hello_flood.h), as a ratio to ingest without the flood in the same run:
+// both over TCP on loopback, the nodes from 127.0.0.1, the stranger from
+// 127.0.0.2 in a child process of its own (its CPU is reported apart).
+// --unguarded: the server as it was before its bounds on strangers (one I/O
+// thread, libzmq's 30 s handshake deadline, no bound per address).
+//
 // Why the baseline is fair: it moves the same number of messages of the same
 // size over the same transport, with the same threads (one context per
 // sender, one for the receiver) competing for the same cores, in the same
 // run; it does nothing with what it receives. The aggregator's wire carries
 // one event per message, so events/s and messages/s count the same thing.
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
 
 #include <algorithm>
 #include <chrono>
@@ -137,6 +150,199 @@ Rate rawRate(size_t total, size_t bytes, bool curve) {
   return {double(total) / secs, cpu / double(total) * 1e6};
 }
 
+}  // namespace
+
+namespace accel::bench {
+
+// The aggregator as the daemon runs it (its defaults), on TCP loopback with
+// a port of the system's choosing; `unguarded`: as it was before its bounds
+// on strangers.
+class TcpAggregator {
+ public:
+  TcpAggregator(const std::vector<std::string>& nodes, bool unguarded) {
+    (void)makeDirectory(dir_ + "/nodes", 0755);
+    server_keys_ = *event::generateCurveKeyPair();
+    for (const auto& n : nodes) {
+      node_keys_.push_back(*event::generateCurveKeyPair());
+      std::ofstream(dir_ + "/nodes/" + n + ".pub") << node_keys_.back().public_key << "\n";
+    }
+    store_ =
+        aggregator::Store::open(dir_ + "/events.db", aggregator::Store::Mode::kReadWrite).value();
+    ingestor_ = std::make_unique<aggregator::Ingestor>(*store_, metrics_, 64 * 1024);
+    if (!ingestor_->load().ok()) std::abort();
+    aggregator::ServerOptions o{"tcp://127.0.0.1:*", server_keys_, dir_ + "/nodes", 64 * 1024,
+                                8192};
+    if (unguarded)
+      o.io_threads = 1, o.handshake_timeout = std::chrono::seconds(30), o.per_address = 0;
+    auto server = aggregator::Server::start(o, *ingestor_, metrics_);
+    if (!server.ok()) std::fprintf(stderr, "%s\n", server.error().message().c_str()), std::abort();
+    server_ = std::move(*server);
+    std::string ep = server_->endpoint();
+    host_port_ = ep.substr(std::string("tcp://").size());
+    thread_ = std::thread([this] {
+      while (!stop_) (void)server_->poll(std::chrono::milliseconds(20));
+    });
+  }
+  ~TcpAggregator() {
+    stop_ = true;
+    thread_.join();
+    server_.reset();
+    ingestor_.reset();
+    store_.reset();
+    (void)tmp_.remove();
+  }
+  const std::string& hostPort() const { return host_port_; }
+  const event::CurveKeyPair& serverKeys() const { return server_keys_; }
+  const event::CurveKeyPair& nodeKeys(size_t i) const { return node_keys_[i]; }
+  const aggregator::Metrics& metrics() const { return metrics_; }
+
+ private:
+  support::TempDir tmp_{"accel-flood-bench"};
+  std::string dir_ = tmp_.path();
+  event::CurveKeyPair server_keys_;
+  std::vector<event::CurveKeyPair> node_keys_;
+  aggregator::Metrics metrics_;
+  std::unique_ptr<aggregator::Store> store_;
+  std::unique_ptr<aggregator::Ingestor> ingestor_;
+  std::unique_ptr<aggregator::Server> server_;
+  std::string host_port_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// The stranger: a child process, forked while the caller has one thread,
+// that waits for start() and then, from 127.0.0.2, opens `sockets` DEALERs
+// with keys of their own every 20 ms, each replacing the last (libzmq does
+// not try again after a refusal), until stop().
+class Flooder {
+ public:
+  Flooder() {
+    if (::pipe(go_) != 0) std::abort();
+    pid_ = ::fork();
+    if (pid_ == 0) child();
+    ::close(go_[0]);
+  }
+  ~Flooder() {
+    if (pid_ > 0) (void)stop();
+  }
+  void start(const std::string& host_port, const std::string& server_key, int sockets) {
+    std::string line = host_port + " " + server_key + " " + std::to_string(sockets) + "\n";
+    if (::write(go_[1], line.data(), line.size()) != ssize_t(line.size())) std::abort();
+  }
+  // Ends the flood; returns the CPU seconds the child used.
+  double stop() {
+    ::close(go_[1]);
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    rusage u{};
+    ::wait4(pid_, &status, 0, &u);
+    pid_ = -1;
+    auto secs = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+    return secs(u.ru_utime) + secs(u.ru_stime);
+  }
+
+ private:
+  [[noreturn]] void child() {
+    ::close(go_[1]);
+    char buf[256] = {};
+    ssize_t n = ::read(go_[0], buf, sizeof buf - 1);
+    if (n <= 0) ::_exit(0);
+    char host_port[128] = {}, key[64] = {};
+    int sockets = 0;
+    if (std::sscanf(buf, "%127s %63s %d", host_port, key, &sockets) != 3) ::_exit(1);
+    rlimit fd{};
+    ::getrlimit(RLIMIT_NOFILE, &fd);
+    fd.rlim_cur = fd.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &fd);
+    zmq::context_t ctx(2);
+    std::string via = std::string("tcp://127.0.0.2:0;") + host_port;
+    while (true) {
+      std::vector<std::unique_ptr<zmq::socket_t>> round;
+      for (int i = 0; i < sockets; ++i) {
+        auto keys = *event::generateCurveKeyPair();
+        try {  // out of descriptors for a moment: the next round tries again
+          auto d = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
+          d->set(zmq::sockopt::linger, 0);
+          d->set(zmq::sockopt::curve_serverkey, std::string(key));
+          d->set(zmq::sockopt::curve_publickey, keys.public_key);
+          d->set(zmq::sockopt::curve_secretkey, keys.secret_key);
+          d->connect(via);
+          round.push_back(std::move(d));
+        } catch (const zmq::error_t&) {
+          break;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  int go_[2] = {-1, -1};
+  pid_t pid_ = -1;
+};
+
+}  // namespace accel::bench
+
+namespace {
+
+// Ingest over TCP with a stranger's flood (a child process) or without it.
+struct FloodRun {
+  Rate alone, flooded;
+  uint64_t refused = 0, cut = 0;  // by ZAP, and on accept, during the flooded part
+  double flooder_cpu_s = 0;
+};
+
+Rate tcpIngest(accel::bench::TcpAggregator& agg, size_t total, uint64_t epoch) {
+  std::vector<std::vector<std::vector<uint8_t>>> data;
+  for (size_t i = 0; i < kNodes; ++i)
+    data.push_back(envelopes("node" + std::to_string(i), epoch, total / kNodes));
+  uint64_t before = agg.metrics().events_in;
+  double cpu0 = cpuSeconds();
+  auto start = Clock::now();
+  std::vector<std::thread> senders;
+  for (size_t i = 0; i < kNodes; ++i)
+    senders.emplace_back([&, i] {
+      zmq::context_t ctx;
+      zmq::socket_t s(ctx, zmq::socket_type::dealer);
+      s.set(zmq::sockopt::curve_serverkey, agg.serverKeys().public_key);
+      s.set(zmq::sockopt::curve_publickey, agg.nodeKeys(i).public_key);
+      s.set(zmq::sockopt::curve_secretkey, agg.nodeKeys(i).secret_key);
+      s.set(zmq::sockopt::sndhwm, 0);
+      s.set(zmq::sockopt::linger, 0);
+      s.connect("tcp://127.0.0.1:0;" + agg.hostPort());
+      for (const auto& m : data[i]) s.send(zmq::buffer(m), zmq::send_flags::none);
+      zmq::message_t ack;
+      while (s.recv(ack)) {
+        auto a = accel::event::decodeAck({static_cast<const uint8_t*>(ack.data()), ack.size()});
+        if (a.ok() && a->seq == data[i].size()) break;
+      }
+    });
+  for (auto& t : senders) t.join();
+  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  double cpu = cpuSeconds() - cpu0;
+  if (agg.metrics().events_in - before != total)
+    std::fprintf(stderr, "ingest_bench: stored %llu of %zu\n",
+                 (unsigned long long)(agg.metrics().events_in - before), total);
+  return {double(total) / secs, cpu / double(total) * 1e6};
+}
+
+// One run: ingest alone, then (same aggregator, fresh epochs) under the flood.
+FloodRun floodRun(size_t total, uint64_t epoch, int sockets, bool unguarded) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kNodes; ++i) names.push_back("node" + std::to_string(i));
+  accel::bench::Flooder flooder;  // forked while this process has one thread
+  accel::bench::TcpAggregator agg(names, unguarded);
+  FloodRun out;
+  out.alone = tcpIngest(agg, total, epoch * 2);
+  flooder.start(agg.hostPort(), agg.serverKeys().public_key, sockets);
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the flood under way
+  uint64_t refused0 = agg.metrics().rejected[size_t(accel::aggregator::Reject::kUnknownKey)];
+  uint64_t cut0 = agg.metrics().rejected[size_t(accel::aggregator::Reject::kAddressLimit)];
+  out.flooded = tcpIngest(agg, total, epoch * 2 + 1);
+  out.refused = agg.metrics().rejected[size_t(accel::aggregator::Reject::kUnknownKey)] - refused0;
+  out.cut = agg.metrics().rejected[size_t(accel::aggregator::Reject::kAddressLimit)] - cut0;
+  out.flooder_cpu_s = flooder.stop();
+  return out;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -169,7 +375,21 @@ std::string loadAverage() {
 
 }  // namespace
 
+int floodMain(size_t total, int runs, int sockets, bool unguarded);
+
 int main(int argc, char** argv) {
+  if (argc > 3 && std::strcmp(argv[3], "--flood") == 0) {
+    int sockets = 64;
+    bool unguarded = false;
+    for (int i = 4; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--unguarded") == 0)
+        unguarded = true;
+      else
+        sockets = std::atoi(argv[i]);
+    }
+    return floodMain(argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 400000,
+                     argc > 2 ? std::atoi(argv[2]) : 3, sockets, unguarded);
+  }
   size_t total = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 400000;
   int runs = argc > 2 ? std::atoi(argv[2]) : 3;
   bool baselines = !(argc > 3 && std::strcmp(argv[3], "--ingest-only") == 0);
@@ -210,6 +430,44 @@ int main(int argc, char** argv) {
     j["ratio_vs_curve_runs"] = ratios(ingest, raw_curve);
   }
   j["targets"] = {{"ingest_events_per_s", 250000}, {"ratio_vs_curve", 0.6}};
+  std::printf("%s\n", j.dump(2).c_str());
+  return 0;
+}
+
+int floodMain(size_t total, int runs, int sockets, bool unguarded) {
+  std::vector<double> alone, flooded, ratio, refused, cut, flooder_cpu, alone_cpu, flooded_cpu;
+  std::string load_before = loadAverage();
+  for (int r = 0; r < runs; ++r) {
+    FloodRun f = floodRun(total, uint64_t(r + 1), sockets, unguarded);
+    alone.push_back(f.alone.per_s);
+    flooded.push_back(f.flooded.per_s);
+    ratio.push_back(f.flooded.per_s / f.alone.per_s);
+    refused.push_back(double(f.refused));
+    cut.push_back(double(f.cut));
+    flooder_cpu.push_back(f.flooder_cpu_s);
+    alone_cpu.push_back(f.alone.cpu_us);
+    flooded_cpu.push_back(f.flooded.cpu_us);
+  }
+  nlohmann::ordered_json j;
+  j["benchmark"] = "aggregator_ingest_under_hello_flood";
+  j["events"] = total;
+  j["nodes"] = kNodes;
+  j["flood_sockets"] = sockets;
+  j["server"] = unguarded ? "unguarded (1 I/O thread, 30 s handshakes, no bound per address)"
+                          : "defaults (2 I/O threads, 3 s handshakes, 16 per address)";
+  j["load_average"] = {load_before, loadAverage()};
+  j["ingest_alone_events_per_s"] = figures(alone);
+  j["ingest_flooded_events_per_s"] = figures(flooded);
+  // This process's CPU (aggregator and senders, not the flooder) per event:
+  // what the flood costs the aggregator, less swayed by the load than rates.
+  j["ingest_alone_cpu_us_per_event"] = cpuFigures(alone_cpu);
+  j["ingest_flooded_cpu_us_per_event"] = cpuFigures(flooded_cpu);
+  j["ratio"] = median(ratio);  // median of each run's flooded / alone
+  j["ratio_runs"] = ratio;
+  j["zap_refusals_during_flood"] = refused;  // handshakes of the stranger that reached ZAP
+  j["cut_on_accept_during_flood"] = cut;     // its connections cut before any handshake work
+  j["flooder_cpu_s"] = flooder_cpu;          // the child's, whole run
+  j["targets"] = {{"ratio", 0.8}};
   std::printf("%s\n", j.dump(2).c_str());
   return 0;
 }

@@ -211,6 +211,43 @@ int farmMain(int argc, char** argv) {
 
 // --------------------------------------------------------- the coordinator
 
+// Descriptors a simulated node holds in its farm: its context's and socket's
+// mailboxes and pollers, its link and its spool's files (a farm of 200 nodes
+// held 2,205: 11 each), with room.
+constexpr uint64_t kFdsPerNode = 13;
+// Descriptors of a process besides its nodes' or links: its database,
+// logs, pipes and libraries.
+constexpr uint64_t kFdsMargin = 256;
+
+// Refuses to start when the descriptor limits cannot hold the fleet: a farm
+// needs kFdsPerNode per node it runs, the aggregator one per node (each
+// raises its soft limit to the hard one, RLIMIT_NOFILE, which children
+// inherit), and the system all of them together (fs.file-max). Without this
+// the fleet starts, the accepts fail with EMFILE and nothing converges.
+void checkDescriptors(size_t nodes, size_t farms) {
+  rlimit fd{};
+  if (getrlimit(RLIMIT_NOFILE, &fd) != 0) die("getrlimit(RLIMIT_NOFILE) failed");
+  const uint64_t per_farm = (nodes + farms - 1) / farms * kFdsPerNode + kFdsMargin;
+  const uint64_t aggregator = nodes + kFdsMargin;
+  const uint64_t need = std::max(per_farm, aggregator);
+  auto limit = [](rlim_t v) {
+    return v == RLIM_INFINITY ? std::string("unlimited") : std::to_string(v);
+  };
+  if (fd.rlim_max != RLIM_INFINITY && fd.rlim_max < need)
+    die("the descriptor limit cannot hold " + std::to_string(nodes) + " nodes in " +
+        std::to_string(farms) + " farms: each farm needs " + std::to_string(per_farm) +
+        " and the aggregator " + std::to_string(aggregator) +
+        " descriptors, but the hard limit RLIMIT_NOFILE is " + limit(fd.rlim_max) +
+        " (raise it, e.g. `ulimit -n " + std::to_string(need) +
+        "` as root, or LimitNOFILE=; or use more --farms)");
+  const uint64_t total = uint64_t(nodes) * (kFdsPerNode + 1) + (farms + 1) * kFdsMargin;
+  uint64_t file_max = std::stoull(readFile("/proc/sys/fs/file-max"));
+  if (file_max < total)
+    die("the system's descriptor limit fs.file-max is " + std::to_string(file_max) +
+        ", the fleet " + "needs about " + std::to_string(total) +
+        " (sysctl fs.file-max=" + std::to_string(total) + ")");
+}
+
 void raiseLimits(size_t nodes) {
   rlimit fd{};
   getrlimit(RLIMIT_NOFILE, &fd);
@@ -266,6 +303,7 @@ int coordinatorMain(int argc, char** argv) {
   if (farms == 0) farms = (nodes + 999) / 1000;
   farms = std::min(farms, nodes);
   if (geteuid() != 0) die("run as root (pid_max and descriptor limits)");
+  checkDescriptors(nodes, farms);
   raiseLimits(nodes);
 
   char tmpl[] = "/tmp/accel-scale-XXXXXX";
@@ -291,7 +329,9 @@ int coordinatorMain(int argc, char** argv) {
   std::ofstream(dir + "/agg.conf")
       << "Listen=" << endpoint << "\nSecretKeyFile=" << dir
       << "/aggregator.key\nAllowListDir=" << dir << "/nodes\nDatabase=" << dir
-      << "/events.db\nWriteComments=no\nLogLevel=warning\n";
+      << "/events.db\nWriteComments=no\nLogLevel=warning\n"
+      // The whole fleet comes from 127.0.0.1: no bound per source address.
+      << "ConnectionsPerAddress=0\n";
   auto startAggregator = [&] {
     pid_t pid = spawn({aggregatord, "--config", dir + "/agg.conf"}, dir + "/aggregator.log");
     if (!waitFor([&] { return accepts(port); }, 60s))

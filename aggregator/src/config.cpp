@@ -167,6 +167,36 @@ ConfigSchema makeSchema() {
                    "keepalive probes on a node's link (then one every 10 seconds, or this value if "
                    "smaller; three unanswered close it). 0: the system's default.",
            .store = storeIn<&C::tcp_keepalive>},
+          {.name = "HandshakeTimeout",
+           .type = ValueType::kSeconds,
+           .default_value = "3",
+           .min = 1,
+           .max = 60,
+           .help = "A connection on Listen whose CURVE handshake is not done within this time is "
+                   "closed, so that a peer that opens connections and never finishes the handshake "
+                   "holds no descriptor for long.",
+           .store = storeIn<&C::handshake_timeout>},
+          {.name = "IoThreads",
+           .type = ValueType::kUint,
+           .default_value = "2",
+           .min = 1,
+           .max = 16,
+           .help = "ZeroMQ I/O threads serving the nodes' links on Listen (CURVE encryption and "
+                   "handshakes). The events questions on QueryAddress have one thread of their "
+                   "own.",
+           .store = storeIn<&C::io_threads>},
+          {.name = "ConnectionsPerAddress",
+           .type = ValueType::kUint,
+           .default_value = "16",
+           .min = 0,
+           .max = 100000,
+           .help = "Most connections one source address may hold open on Listen, and open within "
+                   "one second; a connection over either is closed as soon as it is accepted. An "
+                   "address that opens more per second, or whose keys are refused three times "
+                   "within 10 s, has all its connections closed on accept for 30 s, so a stranger "
+                   "cannot make the aggregator do handshake after handshake. Nodes behind one "
+                   "address (NAT) need a larger value. 0: no bound.",
+           .store = storeIn<&C::connections_per_address>},
           {.name = "Synchronous",
            .type = ValueType::kEnum,
            .default_value = "full",

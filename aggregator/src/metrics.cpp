@@ -1,6 +1,7 @@
 #include "accel/aggregator/metrics.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "accel/common/clock.h"
 
@@ -26,10 +27,32 @@ const char* rejectName(Reject reason) {
       return "key_revoked";
     case Reject::kDeferred:
       return "deferred";
+    case Reject::kAddressLimit:
+      return "address_limit";
     case Reject::kCount:
       break;
   }
   return "other";
+}
+
+const char* acceptFailureName(AcceptFailure reason) {
+  switch (reason) {
+    case AcceptFailure::kEmfile:
+      return "emfile";
+    case AcceptFailure::kEnfile:
+      return "enfile";
+    case AcceptFailure::kOther:
+    case AcceptFailure::kCount:
+      break;
+  }
+  return "other";
+}
+
+void Metrics::acceptFailed(int err) {
+  auto reason = err == EMFILE   ? AcceptFailure::kEmfile
+                : err == ENFILE ? AcceptFailure::kEnfile
+                                : AcceptFailure::kOther;
+  ++accept_failures[size_t(reason)];
 }
 
 void Metrics::setLag(const std::string& node, double seconds) {
@@ -87,23 +110,37 @@ std::string Metrics::render(int64_t now_ns, metrics::Format format) const {
   r.counter("accel_aggregator_slurmctld_failures",
             "Lookups of a job's current run that slurmctld did not answer (retried).")
       .add(slurmctld_failures);
-  std::lock_guard lock(mu_);
+  auto& accepts =
+      r.counters("accel_aggregator_accept_failures",
+                 "Connections the aggregator could not accept, by cause: emfile (its descriptor "
+                 "limit, LimitNOFILE), enfile (the system's), other.",
+                 {"reason"});
+  for (size_t i = 0; i < size_t(AcceptFailure::kCount); ++i)
+    accepts.with({acceptFailureName(AcceptFailure(i))}).add(accept_failures[i]);
+  std::map<std::string, double> lag;
+  std::map<std::string, NodeHeard> nodes;
+  {
+    std::lock_guard lock(mu_);
+    lag = lag_;
+    nodes = nodes_;
+  }
+  if (before_format) before_format();
   double worst = 0;
-  for (const auto& [node, lag] : lag_) worst = std::max(worst, lag);
+  for (const auto& [node, l] : lag) worst = std::max(worst, l);
   r.gauge("accel_aggregator_lag_seconds",
           "The largest node lag: receive time minus event time of a node's latest event, over all "
           "nodes.")
       .set(worst);
   auto& lags = r.gauges("accel_aggregator_node_lag_seconds",
                         "Receive time minus event time of the node's latest event.", {"node"});
-  for (const auto& [node, lag] : lag_) lags.with({node}).set(lag);
+  for (const auto& [node, l] : lag) lags.with({node}).set(l);
   auto& states =
       r.gauges("accel_aggregator_nodes",
                "Nodes heard from, by liveness: alive (an event within three of its heartbeat "
                "intervals), late, no-heartbeat (never sent one).",
                {"state"});
   for (const char* state : {"alive", "late", "no-heartbeat"}) states.with({state});
-  for (const auto& [node, heard] : nodes_) {
+  for (const auto& [node, heard] : nodes) {
     auto& g = states.with({nodeState(heard, now_ns)});
     g.set(g.value() + 1);
   }

@@ -1,17 +1,22 @@
 #include "accel/aggregator/server.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <zmq.hpp>
 
@@ -27,6 +32,8 @@ constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 // The ROUTER's socket monitor: connections accepted and closed
 // (accel_aggregator_nodes_connected).
 constexpr const char* kMonitorEndpoint = "inproc://accel-aggregator.monitor";
+// Most monitor reports read before the ZAP thread looks at ZAP again.
+constexpr size_t kMonitorBatch = 1024;
 // How many of the newest (peer, stream) pairs a frame is checked against
 // before its pair is added to the batch's list of acknowledgements.
 constexpr size_t kRecentAcks = 16;
@@ -46,6 +53,92 @@ std::string keyMetadata(const std::string& z85) {
   return out + z85;
 }
 
+// Where a peer comes from: the numeric address of a TCP peer ("10.0.0.7", as
+// ZAP names it), the user of a local one on ipc:// ("uid 1000"); empty for a
+// descriptor that is no longer a socket.
+std::string peerAddress(int fd) {
+  sockaddr_storage sa{};
+  socklen_t len = sizeof sa;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return {};
+  if (sa.ss_family == AF_UNIX) {
+    ucred cred{};
+    socklen_t clen = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) return {};
+    return "uid " + std::to_string(cred.uid);
+  }
+  if (sa.ss_family != AF_INET && sa.ss_family != AF_INET6) return {};
+  char host[NI_MAXHOST];
+  if (::getnameinfo(reinterpret_cast<sockaddr*>(&sa), len, host, sizeof host, nullptr, 0,
+                    NI_NUMERICHOST) != 0)
+    return {};
+  return host;
+}
+
+// The bounds per source address of ServerOptions::per_address, on the ZAP
+// thread: fed with the connections the monitor reports accepted and
+// closed (by descriptor) and the addresses whose keys ZAP refused; says which
+// accepted connection is to be cut. Sources with nothing open, no bar and no
+// recent refusal are forgotten, so that many addresses cannot grow it.
+class AddressGuard {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit AddressGuard(size_t per_address) : cap_(per_address) {}
+
+  // A connection from `address` was accepted on `fd`: true if it is to be cut.
+  bool accepted(int fd, const std::string& address, Clock::time_point now) {
+    if (cap_ == 0) return false;
+    sweep(now);
+    Source& s = sources_[address];
+    if (now - s.second_start >= std::chrono::seconds(1)) s.second_start = now, s.opened = 0;
+    if (++s.opened > cap_) s.barred_until = now + Server::kBarTime;
+    if (now < s.barred_until || s.open >= cap_) return true;
+    ++s.open;
+    by_fd_[fd] = address;
+    return false;
+  }
+  void closed(int fd) {
+    auto it = by_fd_.find(fd);
+    if (it == by_fd_.end()) return;
+    auto s = sources_.find(it->second);
+    if (s != sources_.end() && s->second.open > 0) --s->second.open;
+    by_fd_.erase(it);
+  }
+  // ZAP refused a key that `address` presented.
+  void refused(const std::string& address, Clock::time_point now) {
+    if (cap_ == 0) return;
+    Source& s = sources_[address];
+    s.refusals.push_back(now);
+    while (!s.refusals.empty() && now - s.refusals.front() > Server::kRefusalWindow)
+      s.refusals.pop_front();
+    if (s.refusals.size() >= size_t(Server::kRefusalsToBar)) {
+      s.barred_until = now + Server::kBarTime;
+      s.refusals.clear();
+    }
+  }
+
+ private:
+  struct Source {
+    size_t open = 0;    // accepted, not yet closed
+    size_t opened = 0;  // accepted since second_start
+    Clock::time_point second_start{};
+    std::deque<Clock::time_point> refusals;
+    Clock::time_point barred_until{};
+  };
+  void sweep(Clock::time_point now) {
+    if (now - last_sweep_ < Server::kRefusalWindow) return;
+    last_sweep_ = now;
+    std::erase_if(sources_, [&](const auto& e) {
+      const Source& s = e.second;
+      return s.open == 0 && now >= s.barred_until &&
+             (s.refusals.empty() || now - s.refusals.back() > Server::kRefusalWindow);
+    });
+  }
+  size_t cap_;
+  Clock::time_point last_sweep_{};
+  std::unordered_map<int, std::string> by_fd_;
+  std::unordered_map<std::string, Source> sources_;
+};
+
 }  // namespace
 
 struct Server::Impl {
@@ -53,10 +146,16 @@ struct Server::Impl {
   ServerOptions options;
   Ingestor& ingestor;
   Metrics& metrics;
-  zmq::context_t ctx{1};
+  // The nodes' links on `ctx`; the events queries on `query_ctx`, so that
+  // neither's handshakes hold up the other's I/O thread. Each context has its
+  // own ZAP socket, both answered by the ZAP thread.
+  zmq::context_t ctx{std::max(1, options.io_threads)};
   zmq::socket_t zap{ctx, zmq::socket_type::rep};
   zmq::socket_t router{ctx, zmq::socket_type::router};
   zmq::socket_t monitor{ctx, zmq::socket_type::pair};
+  zmq::context_t query_ctx{1};
+  zmq::socket_t query_zap{query_ctx, zmq::socket_type::rep};
+  AddressGuard guard{options.per_address};  // the ZAP thread's
   std::atomic<bool> stop{false};
   std::thread zap_thread;
   BatchWriter writer;
@@ -79,40 +178,56 @@ struct Server::Impl {
   Impl(const ServerOptions& o, Ingestor& i, Metrics& m)
       : options(o), ingestor(i), metrics(m), writer(i.store()) {}
 
-  // ZAP (RFC 27): answers each CURVE handshake with 200 and the node name
-  // as User-Id, or 400 for a key that is not on the list.
+  // The thread beside the loop: ZAP (RFC 27) for both contexts, answering
+  // each CURVE handshake with 200 and the node name as User-Id, or 400 for a
+  // key that is not on the list; and the node socket's monitor, which
+  // AddressGuard weighs. Neither waits behind ingest, nor holds it up when
+  // a stranger's connections come by the thousand.
   void serveZap() {
     while (!stop) {
-      zmq::pollitem_t item{zap.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, std::chrono::milliseconds(100));
-      if (!(item.revents & ZMQ_POLLIN)) continue;
-      std::vector<zmq::message_t> req;
-      do {
-        req.emplace_back();
-        (void)zap.recv(req.back(), zmq::recv_flags::none);
-      } while (req.back().more());
-      std::string status = "400", text = "unknown key", user, metadata;
-      if (req.size() >= 7 && req[5].to_string() == "CURVE" && req[6].size() == 32) {
-        char z85[41] = {};
-        zmq_z85_encode(z85, static_cast<const uint8_t*>(req[6].data()), 32);
-        std::shared_ptr<const AllowList> list;
-        {
-          std::lock_guard lock(allow_mu);
-          list = zap_allow;
-        }
-        auto it = list->node_by_key.find(z85);
-        if (it != list->node_by_key.end())
-          status = "200", text = "OK", user = it->second, metadata = keyMetadata(z85);
-      }
-      if (status != "200") metrics.reject(Reject::kUnknownKey);
-      std::string id = req.size() > 1 ? req[1].to_string() : std::string();
-      zap.send(zmq::buffer(std::string("1.0")), zmq::send_flags::sndmore);
-      zap.send(zmq::buffer(id), zmq::send_flags::sndmore);
-      zap.send(zmq::buffer(status), zmq::send_flags::sndmore);
-      zap.send(zmq::buffer(text), zmq::send_flags::sndmore);
-      zap.send(zmq::buffer(user), zmq::send_flags::sndmore);
-      zap.send(zmq::buffer(metadata), zmq::send_flags::none);
+      zmq::pollitem_t items[3] = {{zap.handle(), 0, ZMQ_POLLIN, 0},
+                                  {query_zap.handle(), 0, ZMQ_POLLIN, 0},
+                                  {monitor.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 3, std::chrono::milliseconds(100));
+      if (items[2].revents & ZMQ_POLLIN) watchConnections();
+      if (items[0].revents & ZMQ_POLLIN) answerZap(zap, true);
+      if (items[1].revents & ZMQ_POLLIN) answerZap(query_zap, false);
     }
+  }
+
+  // One ZAP request on `sock`; `nodes`: the node socket's, whose refused
+  // addresses go to the AddressGuard.
+  void answerZap(zmq::socket_t& sock, bool nodes) {
+    std::vector<zmq::message_t> req;
+    do {
+      req.emplace_back();
+      (void)sock.recv(req.back(), zmq::recv_flags::none);
+    } while (req.back().more());
+    std::string status = "400", text = "unknown key", user, metadata;
+    if (req.size() >= 7 && req[5].to_string() == "CURVE" && req[6].size() == 32) {
+      char z85[41] = {};
+      zmq_z85_encode(z85, static_cast<const uint8_t*>(req[6].data()), 32);
+      std::shared_ptr<const AllowList> list;
+      {
+        std::lock_guard lock(allow_mu);
+        list = zap_allow;
+      }
+      auto it = list->node_by_key.find(z85);
+      if (it != list->node_by_key.end())
+        status = "200", text = "OK", user = it->second, metadata = keyMetadata(z85);
+    }
+    if (status != "200") {
+      metrics.reject(Reject::kUnknownKey);
+      if (nodes && req.size() > 3 && req[3].size() > 0)
+        guard.refused(req[3].to_string(), Clock::now());
+    }
+    std::string id = req.size() > 1 ? req[1].to_string() : std::string();
+    sock.send(zmq::buffer(std::string("1.0")), zmq::send_flags::sndmore);
+    sock.send(zmq::buffer(id), zmq::send_flags::sndmore);
+    sock.send(zmq::buffer(status), zmq::send_flags::sndmore);
+    sock.send(zmq::buffer(text), zmq::send_flags::sndmore);
+    sock.send(zmq::buffer(user), zmq::send_flags::sndmore);
+    sock.send(zmq::buffer(metadata), zmq::send_flags::none);
   }
 
   // Sleeps until there is something to do, at most `wait`: a frame that
@@ -125,28 +240,58 @@ struct Server::Impl {
                                                               Clock::now());
       wait = std::clamp(due, std::chrono::milliseconds(0), wait);
     }
-    zmq::pollitem_t items[3] = {{nullptr, writer.readyFd(), ZMQ_POLLIN, 0},
-                                {monitor.handle(), 0, ZMQ_POLLIN, 0},
+    zmq::pollitem_t items[2] = {{nullptr, writer.readyFd(), ZMQ_POLLIN, 0},
                                 {router.handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, full ? 2 : 3, wait);
+    zmq::poll(items, full ? 1 : 2, wait);
   }
 
-  // Counts the connections the monitor reports opened and closed. Each
-  // report is two frames: event number (2 bytes) and value (4 bytes), then
-  // the endpoint.
-  void countConnections() {
-    while (true) {
+  // What the monitor reports: connections accepted and closed (counted, and
+  // weighed by the AddressGuard), and accepts that failed (counted by errno).
+  // Each report is two frames: event number (2 bytes) and value (4 bytes:
+  // the descriptor, or the errno of a failure), then the endpoint. All that
+  // has arrived is read first, so that a connection already closed again is
+  // not cut: its descriptor may be another's by now.
+  void watchConnections() {
+    std::vector<std::pair<uint16_t, int32_t>> events;
+    // A bounded batch, so that the handshakes waiting for ZAP are answered
+    // even while failed accepts (EMFILE) are reported without pause.
+    while (events.size() < kMonitorBatch) {
       zmq::message_t event, endpoint;
-      if (!monitor.recv(event, zmq::recv_flags::dontwait)) return;
+      if (!monitor.recv(event, zmq::recv_flags::dontwait)) break;
       if (event.more()) (void)monitor.recv(endpoint, zmq::recv_flags::none);
-      if (event.size() < 2) continue;
+      if (event.size() < 6) continue;
       uint16_t id;
+      int32_t value;
       std::memcpy(&id, event.data(), sizeof id);
-      if (id == ZMQ_EVENT_ACCEPTED)
-        ++metrics.connections;
-      else if (id == ZMQ_EVENT_DISCONNECTED)
-        --metrics.connections;
+      std::memcpy(&value, static_cast<const char*>(event.data()) + 2, sizeof value);
+      events.emplace_back(id, value);
     }
+    auto now = Clock::now();
+    for (size_t i = 0; i < events.size(); ++i) {
+      auto [id, value] = events[i];
+      if (id == ZMQ_EVENT_ACCEPTED) {
+        ++metrics.connections;
+        bool gone = std::any_of(
+            events.begin() + std::ptrdiff_t(i) + 1, events.end(),
+            [&](const auto& e) { return e.first == ZMQ_EVENT_DISCONNECTED && e.second == value; });
+        if (!gone) admit(value, now);
+      } else if (id == ZMQ_EVENT_DISCONNECTED) {
+        --metrics.connections;
+        guard.closed(value);
+      } else if (id == ZMQ_EVENT_ACCEPT_FAILED) {
+        metrics.acceptFailed(value);
+      }
+    }
+  }
+
+  // A connection just accepted on `fd`: cut at once if its address is over
+  // its bounds. shutdown(), not close(): the descriptor stays libzmq's, whose
+  // I/O thread sees the end of the stream and closes it itself.
+  void admit(int fd, Clock::time_point now) {
+    std::string address = peerAddress(fd);
+    if (address.empty() || !guard.accepted(fd, address, now)) return;
+    ::shutdown(fd, SHUT_RDWR);
+    metrics.reject(Reject::kAddressLimit);
   }
 
   // Takes in the frames that have arrived, as many as the open batch holds.
@@ -312,6 +457,8 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
   try {
     impl->zap.set(zmq::sockopt::linger, 0);
     impl->zap.bind(kZapEndpoint);
+    impl->query_zap.set(zmq::sockopt::linger, 0);
+    impl->query_zap.bind(kZapEndpoint);
     auto& r = impl->router;
     r.set(zmq::sockopt::linger, 0);
     r.set(zmq::sockopt::curve_server, 1);
@@ -326,13 +473,17 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
     // within seconds, and SYNs beyond the backlog wait for their retransmit
     // (1 s, 3 s, ...). The kernel caps it at net.core.somaxconn.
     r.set(zmq::sockopt::backlog, 4096);
+    // libzmq's own default is 30 s: a stranger's half-made handshakes would
+    // hold their descriptors that long.
+    r.set(zmq::sockopt::handshake_ivl, static_cast<int>(o.handshake_timeout.count()));
     if (o.ping_interval.count() > 0) {
       r.set(zmq::sockopt::heartbeat_ivl, static_cast<int>(o.ping_interval.count()));
       r.set(zmq::sockopt::heartbeat_timeout, static_cast<int>(o.ping_timeout.count()));
     }
     event::setTcpKeepalive(r, o.tcp_keepalive);
     if (zmq_socket_monitor(r.handle(), kMonitorEndpoint,
-                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) != 0)
+                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPT_FAILED) !=
+        0)
       throw zmq::error_t();
     impl->monitor.set(zmq::sockopt::linger, 0);
     impl->monitor.connect(kMonitorEndpoint);
@@ -347,7 +498,7 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
       std::lock_guard lock(raw->allow_mu);
       return raw->zap_allow->admits(key, node);
     };
-    auto queries = EventQueries::start(impl->ctx, q, o.keys);
+    auto queries = EventQueries::start(impl->query_ctx, q, o.keys);
     if (!queries.ok()) return queries.error();
     impl->queries = std::move(*queries);
   }
@@ -365,7 +516,6 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& o, Ingestor& 
 Status Server::poll(std::chrono::milliseconds wait) {
   Impl& m = *impl_;
   m.waitForWork(wait);
-  m.countConnections();
   Status s = m.collect(false);
   m.receive();
   m.settle();
@@ -380,6 +530,8 @@ Result<size_t> Server::reloadAllowList() {
   impl_->useAllowList(std::make_shared<const AllowList>(std::move(*allow)));
   return n;
 }
+
+std::string Server::endpoint() const { return impl_->router.get(zmq::sockopt::last_endpoint); }
 
 std::vector<Rejection> Server::takeRejections(uint64_t* more) {
   if (more) *more = impl_->rejections_dropped;

@@ -35,7 +35,12 @@ struct AggregatorConfig {
   uint32_t batch_wait_ms = 0;
   std::chrono::seconds ping_interval{0};  // ZMTP heartbeats to every node; 0: none
   std::chrono::seconds ping_timeout{0};
-  std::chrono::seconds tcp_keepalive{0};      // 0: the system's default
+  std::chrono::seconds tcp_keepalive{0};  // 0: the system's default
+  // Before authentication (server.h): the handshake's deadline, the node
+  // socket's I/O threads, the bound per source address (0: none).
+  std::chrono::seconds handshake_timeout{0};
+  uint32_t io_threads = 0;
+  uint32_t connections_per_address = 0;
   enum class Synchronous { kFull, kNormal };  // order of the Synchronous choices
   Synchronous synchronous = Synchronous::kFull;
   LogLevel log_level = LogLevel::kInfo;

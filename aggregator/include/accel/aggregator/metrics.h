@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -23,10 +24,15 @@ enum class Reject {
   kUnknownKey,
   kNotOnJob,
   kKeyRevoked,
-  kDeferred,  // taken again later (a prolog's node list over the batch's budget)
+  kDeferred,      // taken again later (a prolog's node list over the batch's budget)
+  kAddressLimit,  // a connection cut when accepted: its source address over its bounds
   kCount
 };
 const char* rejectName(Reject reason);
+
+// Why libzmq could not accept a connection (accel_aggregator_accept_failures).
+enum class AcceptFailure { kEmfile, kEnfile, kOther, kCount };
+const char* acceptFailureName(AcceptFailure reason);
 
 struct Metrics {
   std::atomic<uint64_t> events_in{0};  // accepted and committed
@@ -47,15 +53,25 @@ struct Metrics {
   std::atomic<int64_t> held_jobs{0};
   std::atomic<uint64_t> runs_unconfirmed{0};
   std::atomic<uint64_t> slurmctld_failures{0};
+  // Accepts that failed, by cause: EMFILE is this process's descriptor limit.
+  std::array<std::atomic<uint64_t>, size_t(AcceptFailure::kCount)> accept_failures{};
 
   void reject(Reject r) { ++rejected[size_t(r)]; }
+  // An accept failed with `err` (an errno).
+  void acceptFailed(int err);
   // Lag of `node`: receive time minus event time of its latest event.
   void setLag(const std::string& node, double seconds);
   // What a committed batch (or the store, at start) says of a node.
   void noteNode(const std::string& node, const NodeHeard& heard);
   std::string render(metrics::Format format = metrics::Format::kPrometheus) const;
-  // Liveness judged at now_ns (CLOCK_REALTIME).
+  // Liveness judged at now_ns (CLOCK_REALTIME). The per-node state is copied
+  // under the lock and formatted after it is released, so that a scrape of
+  // many nodes never holds up ingest (setLag, noteNode).
   std::string render(int64_t now_ns, metrics::Format format = metrics::Format::kPrometheus) const;
+
+  // Called by render() between the copy and the formatting, if set: lets a
+  // test check that the lock is free by then. Set before any render.
+  std::function<void()> before_format;
 
  private:
   mutable std::mutex mu_;

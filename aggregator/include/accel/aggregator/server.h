@@ -46,6 +46,19 @@ struct ServerOptions {
   std::string query_listen{};
   std::string database{};
   std::chrono::milliseconds query_hold{20000};  // QueryOptions::hold_timeout
+  // Before a peer is authenticated (docs/security.md): a CURVE handshake not
+  // finished within handshake_timeout is dropped (ZMQ_HANDSHAKE_IVL);
+  // io_threads serve the nodes' links, while the events queries get a context
+  // of their own with one thread; per_address bounds, for each TCP source
+  // address, the connections it holds open and those it opens within one
+  // second (0: no bound). A connection over either bound is cut as soon as it
+  // is accepted. An address whose keys the ZAP handler refused
+  // kRefusalsToBar times within kRefusalWindow, or that opened more than
+  // per_address connections in a second, is barred for kBarTime: each of its
+  // connections is cut when accepted, before it costs more handshakes.
+  std::chrono::milliseconds handshake_timeout{3000};
+  int io_threads = 2;
+  size_t per_address = 16;
 };
 
 // A refused frame, for the daemon's log.
@@ -57,6 +70,10 @@ struct Rejection {
 
 class Server {
  public:
+  static constexpr int kRefusalsToBar = 3;
+  static constexpr std::chrono::seconds kRefusalWindow{10};
+  static constexpr std::chrono::seconds kBarTime{30};
+
   // Loads the allow list (loadAllowList, owned by root or this process's
   // user), binds the socket and starts the ZAP handler. `ingestor` must be
   // loaded. Errors: the allow list is refused (naming the file), the bind failed.
@@ -86,6 +103,10 @@ class Server {
   // kKeptRejections; `*more` (if given) gets how many more were refused.
   static constexpr size_t kKeptRejections = 64;
   std::vector<Rejection> takeRejections(uint64_t* more = nullptr);
+
+  // The endpoint the node socket is bound to (with the port the system
+  // chose for "tcp://HOST:*").
+  std::string endpoint() const;
 
   struct Impl;
 

@@ -102,10 +102,11 @@ SlurmdUser=root
 # Clients find the private munged through AuthInfo; connections to slurmdbd (sacct,
 # sacctmgr, slurmctld) take the socket from AccountingStoragePass instead. cred_expire (120 s
 # by default) is also how long Slurm holds a requeued job before its next run, which only
-# then gets its Prolog again: 30 s keeps the requeue tests short.
+# then gets its Prolog again: 15 s keeps the requeue tests short, and is still far more than
+# a step's launch takes on a loaded machine (a credential older than this is refused).
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$MUNGE_SOCKET,cred_expire=30
+AuthInfo=socket=$MUNGE_SOCKET,cred_expire=15
 $bind_comment
 CommunicationParameters=$comm_params
 

@@ -3,7 +3,7 @@
 # by a label its submitter writes. The attacker submits appliance jobs labelled with the
 # victim's Slurm job ids, while those jobs run: one with --ipus=1 (adv_setup's) and one with
 # an appliance limit of 5 s. Had the agent believed the label, the limited job would be
-# stopped at its limit (its budget burnt by the attacker's 20 s of appliance time), the
+# stopped at its limit (its budget burnt by the attacker's 12 s of appliance time), the
 # agent would have made surrogate steps in the victim's jobs and cancelled the attacker's
 # appliance job at the limit. Since the appliance reports the attacker as the owner, the
 # agent ignores both entries and says so in its log: no step in either victim job, no
@@ -11,9 +11,15 @@
 # shellcheck source=tests/adversarial/adv_lib.sh
 source "$(dirname -- "$0")/adv_lib.sh"
 
-adv_setup 40
-out=$(as_victim timeout 30 sbatch --parsable --appliance-time=0:05 -o /dev/null --wrap='sleep 30') ||
-    fail "the victim's second sbatch failed"
+adv_setup_held 240
+# The limited job runs until the attack is over (the file below, 120 s at most), so it is
+# still there when the attacker's appliance jobs have run far past its limit.
+limited_release=$VICTIM_HOME/.accel-limited-release-$$-$RANDOM
+rm -f -- "$limited_release"
+release_limited() { [[ -z $limited_release ]] || : >"$limited_release"; }
+on_exit release_limited
+out=$(as_victim timeout 30 sbatch --parsable --appliance-time=0:05 -o /dev/null \
+    --wrap="$(held_script "$limited_release" 120)") || fail "the victim's second sbatch failed"
 limited=${out%%;*}
 log "victim job $limited (user $VICTIM_USER, appliance limit 5 s)"
 
@@ -34,12 +40,13 @@ agent_log=$ACCEL_SANDBOX_DIR/log/agentd.out
 [[ -f $agent_log ]] || fail "no agent log at $agent_log"
 log_from=$(($(wc -l <"$agent_log") + 1))
 
-# The attack: appliance jobs of the attacker that claim the victim's Slurm jobs, running 20 s
-# on one CS-X each (well past the 5 s limit), submitted the way a job script does it.
+# The attack: appliance jobs of the attacker that claim the victim's Slurm jobs, running 12 s
+# on one CS-X each (past the 5 s limit and the 5 s of ApplianceKillGrace after it),
+# submitted the way a job script does it.
 pids=()
 ids=()
 for job in "$VICTIM_JOB" "$limited"; do
-    as_test_user fake-appliance-job --csx 1 --queue-seconds 0 --run-seconds 20 \
+    as_test_user fake-appliance-job --csx 1 --queue-seconds 0 --run-seconds 12 \
         --label "slurm-job-id=$job" >"$TEST_HOME/attack-$job.out" 2>&1 &
     pids+=($!)
 done
@@ -67,7 +74,9 @@ for i in 0 1; do
 done
 log "ok: the agent ignored both mislabelled appliance jobs and said so"
 
+release_limited
 wait_job_final "$limited" 120
+limited_release='' # removed by the job as it ended
 expect_eq "the limited victim job" "COMPLETED|0:0" "$JOB_FINAL"
 for job in "$VICTIM_JOB" "$limited"; do
     steps=$(as_victim sacct -n -P -j "$job" -o JobName | grep -c '^wsjob-' || true)

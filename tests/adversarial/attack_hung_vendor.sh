@@ -3,7 +3,7 @@
 # answers while it works for one user's job. The attacker's job has 2 s of appliance time; at
 # its limit the agent runs `csctl cancel job` for its appliance job, and that call hangs (the
 # fake appliance client's `cancel hang once` rule stands for whatever makes the real client
-# hang). A victim's job with 5 s of appliance time, started at the same moment, must still be
+# hang). A victim's job with 3 s of appliance time, submitted at the same moment, must still be
 # stopped at its own limit: its appliance job cancelled by the agent while the attacker's
 # cancel still hangs, so no job's stuck vendor call holds up another's. The hung client is
 # killed at its bound (ApplianceTimeout) and the attacker's appliance job still ends
@@ -11,15 +11,18 @@
 # shellcheck source=tests/adversarial/adv_lib.sh
 source "$(dirname -- "$0")/adv_lib.sh"
 
-adv_setup 40
+adv_setup_held 240
 faults=$ACCEL_HW_MOCK_STATE/appliance/faults
 [[ -d ${faults%/*} ]] || fail "no fake appliance state at ${faults%/*}"
 rm -rf "$faults" "$faults.fired"
-trap 'rm -rf "$faults" "$faults.fired"' EXIT
+on_exit rm -rf -- "$faults" "$faults.fired"
 echo "cancel hang once" >"$faults"
 chmod 644 "$faults"
 
-# Both jobs launch their appliance job at once. The launcher submits and leaves (--detach):
+# On a node of two CPUs (CI's) the victim's job waits for the attacker's to end, as adv_setup's
+# job holds the other CPU; its 3 s limit still comes well within the hang (ApplianceTimeout,
+# 10 s). With more CPUs both jobs start, and launch their appliance job, at once.
+# The launcher submits and leaves (--detach):
 # every process of the job gets SIGTERM at the limit, and a launcher still there would cancel
 # its appliance job itself; this way only the agent's cancel ends it. The job script ends at
 # that SIGTERM.
@@ -31,11 +34,11 @@ sleep 60
 '
 submit -o /dev/null --job-time-sec=2 <<<"$script"
 attacker=$JOB_ID
-out=$(as_victim timeout 30 sbatch --parsable -o /dev/null --job-time-sec=5 <<<"$script") ||
+out=$(as_victim timeout 30 sbatch --parsable -o /dev/null --job-time-sec=3 <<<"$script") ||
     fail "the victim's sbatch failed"
 limited=${out%%;*}
-log "attacker job $attacker (2 s of appliance time), victim job $limited (5 s)"
-trap 'rm -rf "$faults" "$faults.fired" "$TEST_HOME/hung-vendor-$attacker.id" "$VICTIM_HOME/hung-vendor-$limited.id"' EXIT
+log "attacker job $attacker (2 s of appliance time), victim job $limited (3 s)"
+on_exit rm -f -- "$TEST_HOME/hung-vendor-$attacker.id" "$VICTIM_HOME/hung-vendor-$limited.id"
 
 # The appliance job id a launcher printed, once it has.
 appliance_id() {

@@ -8,7 +8,7 @@
 source "$(dirname -- "${BASH_SOURCE[0]}")/adv_lib.sh"
 
 JOBS=20
-adv_setup 90
+adv_setup_held 240
 
 socket=$(sed -n 's/^[[:space:]]*ControlSocket[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/\1/Ip' \
     "$AGENT_CONF" | tail -n 1)

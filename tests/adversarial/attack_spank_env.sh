@@ -13,7 +13,7 @@ source "$(dirname -- "$0")/adv_lib.sh"
 RAW_SUBMIT=$ACCEL_BUILD_DIR/tests/adversarial/tools/raw_submit
 [[ -x $RAW_SUBMIT ]] || fail "$RAW_SUBMIT is not built (it is part of the default build)"
 
-adv_setup 60
+adv_setup_held 240
 
 # The node's own MaxIpusPerJob: the Prolog applies the node's limits, whatever the submit host's.
 vipu_conf=$(dirname -- "$AGENT_CONF")/vipu.conf

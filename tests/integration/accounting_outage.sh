@@ -27,8 +27,13 @@ counter() {
 }
 
 ctld_up() { "$SANDBOX_SCRIPT" status 2>/dev/null | grep -q '^slurmctld *up'; }
-# Whatever happens, slurmctld runs again when the test ends (restart keeps the running jobs).
-restore_ctld() { ctld_up || "$SANDBOX_SCRIPT" restart slurmctld >/dev/null || true; }
+# Whatever happens, slurmctld runs again when the test ends (restart keeps the running jobs),
+# and the jobs below are let go.
+marks=$TEST_HOME/outage-$$
+restore_ctld() {
+    ctld_up || "$SANDBOX_SCRIPT" restart slurmctld >/dev/null || true
+    if [[ -d $marks ]]; then : >"$marks/go"; fi
+}
 trap restore_ctld EXIT
 
 # Writes left from earlier tests would blur the count below: none may wait now.
@@ -38,13 +43,14 @@ until [[ $(counter pending_comments) == 0 ]]; do
     sleep 0.5
 done
 
-# 1. Jobs that run into the outage. Each leaves a mark once its script is done.
-marks=$TEST_HOME/outage-$$
+# 1. Jobs that run into the outage. Each runs until the file go appears in $marks (created once
+# slurmctld is stopped; 60 s at most), then leaves a mark as its script ends.
 as_test_user mkdir -p "$marks"
 jobs=()
 for ((i = 0; i < jobs_n; i++)); do
     submit -J "acct-ctld-$$-$i" -o /dev/null <<<"#!/bin/sh
-sleep 8
+n=0
+while [ ! -e '$marks/go' ] && [ \$n -lt 300 ]; do sleep 0.2; n=\$((n + 1)); done
 touch '$marks/'\"\$SLURM_JOB_ID\""
     jobs+=("$JOB_ID")
 done
@@ -65,6 +71,7 @@ log "jobs ${jobs[*]} running; comment writes $writes0, failures $failures0 so fa
 # 2. slurmctld stops; the jobs' scripts end without it.
 "$SANDBOX_SCRIPT" stop slurmctld >/dev/null || fail "could not stop slurmctld"
 ctld_up && fail "slurmctld still runs after 'slurm-sandbox stop slurmctld'"
+: >"$marks/go"
 deadline=$((SECONDS + 30))
 for job in "${jobs[@]}"; do
     until [[ -e $marks/$job ]]; do

@@ -6,7 +6,7 @@
 # $SLURM_JOB_ID`. Each run starts from the saved count with a fresh budget of 7 s, so the work
 # of 7 s needs two runs: the first is warned about 4 s in and requeues itself, the second
 # finishes within its own budget (it would not, were the first run's time counted). Slurm
-# holds a requeued job for the credential lifetime (AuthInfo cred_expire: 120 s by default, 30
+# holds a requeued job for the credential lifetime (AuthInfo cred_expire: 120 s by default, 15
 # s in the sandbox), after which the next run gets its Prolog. Checked: the output (appended
 # over the runs) shows every count from 1 to 7 once and two runs; the first run was warned once,
 # the second never, and none was stopped; the job ends COMPLETED; its summary says ok, restarts

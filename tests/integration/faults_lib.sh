@@ -334,9 +334,10 @@ faults_leftover_processes() {
 }
 
 # A process of this sandbox: its environment names the sandbox's slurm.conf (slurmd passes its
-# own to slurmstepd; a job inherits the submitter's, which submit sets).
+# own to slurmstepd; a job inherits the submitter's, which submit sets). A process that ends
+# meanwhile is none: the braces also silence the shell's own message about the redirection.
 faults_of_sandbox() {
-    tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF"
+    { tr '\0' '\n' <"/proc/$1/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF"
 }
 
 faults_check_processes() {

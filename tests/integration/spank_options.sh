@@ -34,27 +34,42 @@ expect_record() {
     done
 }
 
-# start_job TOOL NAME OPTIONS...: starts a job that sleeps a few seconds, as the test user,
-# and sets JOB to its id once it runs. salloc and srun block until their command ends, so
-# they run in the background (BG_PID) while the test looks at the job.
+# Each job runs until the test has looked at it: it waits for a file named after it in
+# $GO_DIR, which release_job creates. It ends all the same after 60 s, or as soon as $GO_DIR
+# is gone (removed with $SUBMIT_DIR when the test ends, however it ends).
+GO_DIR=$SUBMIT_DIR/go
+mkdir "$GO_DIR"
+chown "$TEST_USER" "$GO_DIR"
+held_cmd() {
+    printf '%s' "n=0; while [ -d $GO_DIR ] && [ ! -e $GO_DIR/$1 ] && [ \$n -lt 300 ]; do" \
+        " sleep 0.2; n=\$((n + 1)); done"
+}
+release_job() { : >"$GO_DIR/$1"; }
+
+# start_job TOOL NAME OPTIONS...: starts a job that runs until release_job NAME, as the test
+# user, and sets JOB to its id once it runs. salloc and srun block until their command ends,
+# so they run in the background (BG_PID) while the test looks at the job.
 start_job() {
     local tool=$1 name=$2
     shift 2
     BG_PID=
+    JOB_NAME=$name
     if [[ $tool == sbatch ]]; then
-        submit -J "$name" -n 2 -o /dev/null "$@" <<<$'#!/bin/sh\nsleep 5'
+        submit -J "$name" -n 2 -o /dev/null "$@" <<<"#!/bin/sh"$'\n'"$(held_cmd "$name")"
         JOB=$JOB_ID
         return 0
     fi
-    as_test_user timeout 120 "$tool" -J "$name" -n 2 "$@" sleep 5 >/dev/null 2>&1 &
+    as_test_user timeout 120 "$tool" -J "$name" -n 2 "$@" sh -c "$(held_cmd "$name")" \
+        >/dev/null 2>&1 &
     BG_PID=$!
     JOB=$(wait_running "$name")
     log "$tool started job $JOB"
 }
 
-# finish_job TOOL: the job ends well (and salloc or srun exit 0).
+# finish_job TOOL: lets the job go; it ends well (and salloc or srun exit 0).
 finish_job() {
     local rc=0
+    release_job "$JOB_NAME"
     if [[ -n $BG_PID ]]; then
         wait "$BG_PID" || rc=$?
         expect_eq "$1 exit status" 0 "$rc"
@@ -83,13 +98,15 @@ done
 # A job that gives no limit gets the site's default; an explicit limit still wins.
 add_submit_setting ApplianceTimeDefault=30
 name=$(unique_name default)
-submit -J "$name" -o /dev/null <<<$'#!/bin/sh\nsleep 3'
+submit -J "$name" -o /dev/null <<<"#!/bin/sh"$'\n'"$(held_cmd "$name")"
 expect_record "$JOB_ID" ipus=0 appliance_time_sec=1800 appliance_signal=0
+release_job "$name"
 wait_job_final "$JOB_ID" 60
 expect_eq "sacct state|exit code" "COMPLETED|0:0" "$JOB_FINAL"
 name=$(unique_name default-override)
-submit -J "$name" -o /dev/null --appliance-time=5 <<<$'#!/bin/sh\nsleep 3'
+submit -J "$name" -o /dev/null --appliance-time=5 <<<"#!/bin/sh"$'\n'"$(held_cmd "$name")"
 expect_record "$JOB_ID" appliance_time_sec=300
+release_job "$name"
 wait_job_final "$JOB_ID" 60
 
 expect_node_in_service

@@ -185,6 +185,10 @@ struct EventQueries::Impl {
   // Into the user's queue; a user with max_queued_per_user asks in progress
   // (or a full queue) is told to wait, and nobody else is held up by it.
   void admit(Held h, bool again) {
+    // What a refusal needs, kept before the ask moves into the queue.
+    const auto peer = h.peer;
+    const auto id = h.ask.id;
+    const auto after_row = h.ask.after_row;
     {
       std::lock_guard lock(mu);
       const std::string user = userOf(h);
@@ -193,9 +197,9 @@ struct EventQueries::Impl {
         return;
       }
     }
-    send(h.peer, encodeAnswer(h.ask.id, fb::Outcome::Busy,
-                              "too many questions of yours are in progress; try again later", {},
-                              h.ask.after_row, false));
+    send(peer, encodeAnswer(id, fb::Outcome::Busy,
+                            "too many questions of yours are in progress; try again later", {},
+                            after_row, false));
   }
 
   void deliver() {

@@ -10,7 +10,7 @@ constexpr size_t kMaxCachedJobs = 100000;
 // holder's jobs of 65,536 nodes each would otherwise fill memory long before
 // kMaxCachedJobs. Counted as summaries are stored, so a job stored twice
 // counts twice and the cache is only dropped sooner.
-constexpr size_t kMaxCachedListedNames = 2 * 1024 * 1024;
+constexpr size_t kMaxCachedListedNames = size_t{2} * 1024 * 1024;
 
 Offer ackOnly(const StreamKey& key) {
   Offer o;

@@ -268,7 +268,8 @@ struct Server::Impl {
     }
     auto now = Clock::now();
     for (size_t i = 0; i < events.size(); ++i) {
-      auto [id, value] = events[i];
+      const auto id = events[i].first;
+      const auto value = events[i].second;
       if (id == ZMQ_EVENT_ACCEPTED) {
         ++metrics.connections;
         bool gone = std::any_of(

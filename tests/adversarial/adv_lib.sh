@@ -108,3 +108,26 @@ adv_assert_unharmed() {
     expect_eq "a normal job after the attack" "COMPLETED|0:0" "$JOB_FINAL"
     expect_node_in_service
 }
+
+# The multi-node attacks (attack_node_key, attack_node_lists) share these two.
+# aggregator_metric NAME MISSING: the aggregator's sample accel_aggregator_NAME (labels
+# included) from the sandbox's metrics port ($metrics_port), or MISSING when it has none.
+aggregator_metric() {
+    local text
+    # shellcheck disable=SC2154 # metrics_port: set by the attack that sources this file
+    text=$(curl -sf --max-time 5 "http://127.0.0.1:$metrics_port/metrics") ||
+        fail "the aggregator's metrics on port $metrics_port do not answer"
+    awk -v n="accel_aggregator_$1" -v missing="$2" \
+        '$1 == n { print $2; found = 1 } END { if (!found) print missing }' <<<"$text"
+}
+
+# expect_nodes_in_service: every node of "${nodes[@]}" in service, none drained or down.
+expect_nodes_in_service() {
+    local n state reason
+    for n in "${nodes[@]}"; do
+        state=$(sinfo -h -n "$n" -o %T) reason=$(sinfo -h -n "$n" -o %E)
+        [[ $state =~ ^(idle|mixed|allocated|completing|planned)$ && $reason == none ]] ||
+            fail "$n is $state (reason: $reason); no node may be drained or down"
+    done
+    log "ok: ${nodes[*]} in service"
+}

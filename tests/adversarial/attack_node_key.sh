@@ -39,25 +39,8 @@ metrics_port=$(sed -n 's/^METRICS_PORT=//p' "$ACCEL_SANDBOX_DIR/state/ports")
 spool=$(mktemp -d /tmp/accel-forge-XXXXXX)
 trap 'rm -rf -- "$spool"' EXIT
 
-# metric NAME: the aggregator's sample NAME (accel_aggregator_NAME, labels included), or
-# "absent".
-metric() {
-    local text
-    text=$(curl -sf --max-time 5 "http://127.0.0.1:$metrics_port/metrics") ||
-        fail "the aggregator's metrics on port $metrics_port do not answer"
-    awk -v n="accel_aggregator_$1" '$1 == n { print $2; found = 1 } END { if (!found) print "absent" }' \
-        <<<"$text"
-}
+metric() { aggregator_metric "$1" absent; }
 
-expect_nodes_in_service() {
-    local n state reason
-    for n in "${nodes[@]}"; do
-        state=$(sinfo -h -n "$n" -o %T) reason=$(sinfo -h -n "$n" -o %E)
-        [[ $state =~ ^(idle|mixed|allocated|completing|planned)$ && $reason == none ]] ||
-            fail "$n is $state (reason: $reason); no node may be drained or down"
-    done
-    log "ok: ${nodes[*]} in service"
-}
 
 # final_summary JOB: waits until the job's summary names both of its nodes with no node
 # missing (both epilogs in), and sets COMMENT.

@@ -265,8 +265,16 @@ struct EventQueries::Impl {
     const Ask& ask = h.ask;
     const std::string not_found =
         "no events of job " + std::to_string(ask.job_id) + " of yours are recorded";
+    // A reused id: the latest job's owner and events only; no cache, as the
+    // id may be given to a new job at any time.
+    auto latest = db.jobInstance(ask.job_id);
+    if (!latest.ok()) {
+      log::warning("events query: " + latest.error().message());
+      return encodeAnswer(ask.id, fb::Outcome::Busy, "the aggregator cannot read its database now",
+                          {}, ask.after_row, false);
+    }
     if (!ask.admin) {
-      auto owner = ownerOf(db, ask.job_id);
+      auto owner = *latest ? std::optional<uint32_t>((*latest)->uid) : ownerOf(db, ask.job_id);
       if (!owner && ask.wait) return std::nullopt;
       if (!owner || *owner != ask.uid)
         return encodeAnswer(ask.id, fb::Outcome::NotFound, not_found, {}, ask.after_row, false);
@@ -278,6 +286,17 @@ struct EventQueries::Impl {
                        options.max_scanned_rows,
                        Clock::now() + options.max_answer_time};
     if (!ask.node.empty()) filter.node = ask.node;
+    if (*latest) filter.since_ns = (*latest)->since_ns;
+    if (!ask.admin) {
+      auto held_since = db.heldSince(ask.job_id);
+      if (!held_since.ok()) {
+        log::warning("events query: " + held_since.error().message());
+        return encodeAnswer(ask.id, fb::Outcome::Busy,
+                            "the aggregator cannot read its database now", {}, ask.after_row,
+                            false);
+      }
+      if (*held_since) filter.before_ns = **held_since;
+    }
     auto page = db.readEventPage(filter);
     if (!page.ok()) {
       log::warning("events query: " + page.error().message());

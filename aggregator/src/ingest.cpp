@@ -206,6 +206,11 @@ void Ingestor::settleJob(const RunAnswer& answer) {
   auto s = job(answer.job_id);
   if (!s.ok()) return;
   Settled out = settleHeld(**s, answer);
+  if (out.archived) {
+    ++metrics_.reused_job_ids;
+    batch_.new_jobs.push_back(
+        {{answer.job_id, (*s)->instance, out.new_since_ns, out.new_owner}, *out.archived});
+  }
   for (auto& d : out.dropped) noteUnconfirmed(answer.job_id, std::move(d.node), std::move(d.why));
   if (out.merged) touched_.insert(answer.job_id);
   if (out.merged || !out.dropped.empty()) held_touched_.insert(answer.job_id);
@@ -280,7 +285,7 @@ std::optional<Batch> Ingestor::seal(int64_t now_ns) {
   list_names_ = 0;
   list_names_by_node_.clear();
   if (batch_streams_.empty() && touched_.empty() && held_touched_.empty() &&
-      batch_.released_jobs.empty())
+      batch_.released_jobs.empty() && batch_.new_jobs.empty())
     return std::nullopt;  // only duplicates or gaps: no summary changed
   batch_.now_ns = now_ns;
   for (auto stream : batch_streams_) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "accel/events/codec.h"
 
@@ -65,6 +66,35 @@ Verdict newRun(const JobSummary& s, const std::string& node, uint32_t run,
                 std::to_string(r.restart_count));
 }
 
+// A prolog that the recorded job cannot have sent (JobSummary::endedFor),
+// weighed against slurmctld's answer: a new job under the id, confirmed when
+// slurmctld runs that run of it, started after the record's last epilog, on
+// the sender and on exactly the nodes the prolog lists.
+Verdict newJob(const JobSummary& s, const std::string& node, uint32_t run,
+               const std::set<std::string>& list, int64_t received_ns, const RunAnswer* answer) {
+  if (!answer) return held();
+  const std::string claim = "job " + std::to_string(s.job_id) + ": " + node +
+                            " reports a prolog of run " + std::to_string(run) +
+                            " after the job's record here ended";
+  const JobRun& r = answer->run;
+  const int64_t ended_ns = std::max(s.last_epilog_ns, s.first_epilog_ns);
+  const bool later = r.start_time_s > 0 && r.start_time_s * 1'000'000'000 > ended_ns;
+  if (answer->found && r.started && r.restart_count == std::min(run, JobSummary::kMaxRun) &&
+      later) {
+    const std::set<std::string> nodes(r.nodes.begin(), r.nodes.end());
+    if (nodes.contains(node) && (list.empty() || list == nodes))
+      return {Admission::kApply, "", false, true};
+    return refuse(claim + "; slurmctld runs the job under that id on " + shown(r.nodes));
+  }
+  if (answer->as_of_ns < received_ns) return held();  // may predate the new job: ask again
+  if (!answer->found) return refuse(claim + "; slurmctld does not know the job");
+  if (!r.started) return refuse(claim + "; slurmctld has it pending");
+  if (!later)
+    return refuse(claim + "; the job slurmctld holds under that id started at " +
+                  std::to_string(r.start_time_s) + ", before that record's last epilog");
+  return refuse(claim + "; slurmctld is at run " + std::to_string(r.restart_count));
+}
+
 }  // namespace
 
 Verdict admit(const JobSummary& s, const std::string& node, const event::Event& ev,
@@ -80,6 +110,7 @@ Verdict admit(const JobSummary& s, const std::string& node, const event::Event& 
   }
   if (s.holdsFrom(node)) return held();  // behind its own held events, in order
   const auto run = runOf(ev);
+  if (prolog && s.endedFor(node, *run)) return newJob(s, node, *run, list, received_ns, answer);
   if (run && !s.nodes.empty() && std::min(*run, JobSummary::kMaxRun) > s.restarts)
     return newRun(s, node, *run, list, received_ns, answer);
   if (!s.mayReport(node)) return refuse(job() + ": " + node + " is not on " + knownNodes(s));
@@ -103,6 +134,7 @@ Settled settleHeld(JobSummary& s, const RunAnswer& answer) {
   Settled out;
   std::vector<HeldEvent> waiting = std::move(s.held);
   s.held.clear();
+  std::set<std::string> refused_from;
   for (auto& h : waiting) {
     auto env = event::decode(h.envelope);
     if (!env.ok() || !env->event) {
@@ -111,9 +143,33 @@ Settled settleHeld(JobSummary& s, const RunAnswer& answer) {
                        (env.ok() ? "unknown kind" : env.error().message()) + ")"});
       continue;
     }
+    // A node's events after a prolog that was refused are of the run that
+    // prolog claimed (they came in order after it): they go with it.
+    const bool is_prolog = std::holds_alternative<event::PrologStarted>(*env->event);
+    if (is_prolog) refused_from.erase(h.node);
+    if (refused_from.contains(h.node)) {
+      out.dropped.push_back(
+          {h.node, "job " + std::to_string(s.job_id) + ": follows a prolog that was refused"});
+      continue;
+    }
     Verdict v = admit(s, h.node, *env->event, h.received_ns, &answer);
+    if (v.admission == Admission::kRefuse && is_prolog) refused_from.insert(h.node);
     switch (v.admission) {
       case Admission::kApply:
+        if (v.new_job) {
+          const auto* p = std::get_if<event::PrologStarted>(&*env->event);
+          // Events still held came before this one (in order of arrival):
+          // the new job's too, as the old record had ended.
+          out.new_since_ns = h.received_ns;
+          for (const auto& w : s.held) out.new_since_ns = std::min(out.new_since_ns, w.received_ns);
+          out.new_owner = p ? p->uid : 0;
+          JobSummary fresh;
+          fresh.job_id = s.job_id;
+          fresh.instance = s.instance + 1;
+          fresh.held = std::move(s.held);  // weighed again against the new record
+          out.archived = std::move(s);
+          s = std::move(fresh);
+        }
         if (v.confirmed_run)
           for (const auto& n : answer.run.nodes)
             if (!s.listed_nodes.contains(n)) s.later_nodes.insert(n);

@@ -107,6 +107,10 @@ std::string Metrics::render(int64_t now_ns, metrics::Format format) const {
   r.counter("accel_aggregator_runs_unconfirmed",
             "Held events dropped, never counted: slurmctld did not confirm their run.")
       .add(runs_unconfirmed);
+  r.counter("accel_aggregator_reused_job_ids",
+            "Job ids given to a new job (MaxJobId wrapped, slurmctld's state lost): the earlier "
+            "job's summary was archived and the new job began its own.")
+      .add(reused_job_ids);
   r.counter("accel_aggregator_slurmctld_failures",
             "Lookups of a job's current run that slurmctld did not answer (retried).")
       .add(slurmctld_failures);

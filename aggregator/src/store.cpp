@@ -254,6 +254,32 @@ Status Store::commit(const Batch& b) {
              .run()
              .ok())
       return fail("update stream");
+  // Rare (an id given to a new job): statements made when needed. The
+  // earlier job's wait for its missing epilogs ends with it.
+  for (const auto& n : b.new_jobs) {
+    const JobInstance& i = n.instance;
+    Stmt keep(db_,
+              "INSERT OR REPLACE INTO archived_jobs(job_id, instance, state, archived_ns) "
+              "VALUES(?,?,?,?)");
+    Stmt latest(db_,
+                "INSERT OR REPLACE INTO job_instances(job_id, instance, since_ns, uid) "
+                "VALUES(?,?,?,?)");
+    if (!keep.bind(1, int64_t{i.job_id})
+             .bind(2, int64_t{n.archived.instance})
+             .bind(3, toStateJson(n.archived))
+             .bind(4, b.now_ns)
+             .run()
+             .ok())
+      return fail("archive job");
+    if (!latest.bind(1, int64_t{i.job_id})
+             .bind(2, int64_t{i.instance})
+             .bind(3, i.since_ns)
+             .bind(4, int64_t{i.uid})
+             .run()
+             .ok())
+      return fail("new job under an id");
+    if (!p.unwait.bind(1, int64_t{i.job_id}).run().ok()) return fail("end wait");
+  }
   for (const auto& j : b.jobs) {
     if (!p.job.bind(1, int64_t{j.job_id}).bind(2, toStateJson(j)).bind(3, b.now_ns).run().ok())
       return fail("save job");

@@ -44,7 +44,7 @@ constexpr const char* kRangesFrom =
 
 constexpr const char* kRowsBetween =
     "WHERE rowid BETWEEN ?1 AND ?2 AND job_id = ?3 AND (?4 IS NULL OR node = ?4) "
-    "ORDER BY rowid LIMIT ?5";
+    "AND received_ns >= ?6 AND received_ns < ?7 ORDER BY rowid LIMIT ?5";
 
 int64_t budgetOf(const EventFilter& f) {
   return f.max_scanned > 0 ? f.max_scanned : std::numeric_limits<int64_t>::max();
@@ -87,7 +87,9 @@ Result<EventPage> Store::readEventPage(const EventFilter& f) {
     page.examined += hi - lo + 1;
     rows.bind(1, lo).bind(2, hi).bind(3, int64_t{*f.job_id});
     if (f.node) rows.bind(4, *f.node);
-    rows.bind(5, int64_t{f.limit} - int64_t(page.rows.size()));
+    rows.bind(5, int64_t{f.limit} - int64_t(page.rows.size()))
+        .bind(6, f.since_ns)
+        .bind(7, f.before_ns);
     Status read = readRows(db_, rows, page.rows);
     if (!read.ok()) {
       ranges.done();
@@ -167,10 +169,65 @@ Result<EventPage> Store::readSpanLocked(const EventFilter& f) {
   return page;
 }
 
+Result<std::optional<JobInstance>> Store::jobInstance(uint32_t job_id) {
+  std::lock_guard lock(mu_);
+  return instanceLocked(job_id);
+}
+
+// A database from before reused ids were told apart has no job_instances:
+// every event of an id is its one job's.
+Result<std::optional<JobInstance>> Store::instanceLocked(uint32_t job_id) {
+  Stmt s(db_, "SELECT instance, since_ns, uid FROM job_instances WHERE job_id = ?");
+  if (!s.ok()) return std::optional<JobInstance>();
+  s.bind(1, int64_t{job_id});
+  int rc = s.step();
+  if (rc == SQLITE_DONE) return std::optional<JobInstance>();
+  if (rc != SQLITE_ROW) return sqlError(db_, "read job instance");
+  return std::optional<JobInstance>(
+      JobInstance{job_id, uint32_t(s.i64(0)), s.i64(1), uint32_t(s.i64(2))});
+}
+
+Result<std::optional<int64_t>> Store::heldSince(uint32_t job_id) {
+  {
+    std::lock_guard lock(mu_);
+    Stmt s(db_, "SELECT 1 FROM held_jobs WHERE job_id = ?");
+    if (!s.ok()) return sqlError(db_, "read held jobs");
+    s.bind(1, int64_t{job_id});
+    int rc = s.step();
+    if (rc == SQLITE_DONE) return std::optional<int64_t>();
+    if (rc != SQLITE_ROW) return sqlError(db_, "read held jobs");
+  }
+  auto job = loadJob(job_id);
+  if (!job.ok()) return job.error();
+  if (!*job || (*job)->held.empty()) return std::optional<int64_t>();
+  int64_t first = (*job)->held.front().received_ns;
+  for (const auto& h : (*job)->held) first = std::min(first, h.received_ns);
+  return std::optional<int64_t>(first);
+}
+
+Result<std::vector<JobSummary>> Store::archivedJobs(uint32_t job_id) {
+  std::lock_guard lock(mu_);
+  std::vector<JobSummary> out;
+  Stmt s(db_, "SELECT state FROM archived_jobs WHERE job_id = ? ORDER BY instance");
+  if (!s.ok()) return out;
+  s.bind(1, int64_t{job_id});
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    auto job = fromStateJson(s.text(0));
+    if (!job.ok()) return job.error();
+    out.push_back(std::move(*job));
+  }
+  if (rc != SQLITE_DONE) return sqlError(db_, "read archived jobs");
+  return out;
+}
+
 // Through job_ranges; the first prolog_started is near the job's first row,
 // so this stops early.
 Result<std::optional<uint32_t>> Store::jobOwner(uint32_t job_id) {
   std::lock_guard lock(mu_);
+  auto latest = instanceLocked(job_id);
+  if (!latest.ok()) return latest.error();
+  if (*latest) return std::optional<uint32_t>((*latest)->uid);
   auto s =
       std::make_unique<Stmt>(db_,
                              "SELECT e.envelope FROM job_ranges r JOIN events e "

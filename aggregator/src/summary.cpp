@@ -144,7 +144,10 @@ struct Merger {
     if (!e.cleanup_ok) s.cleanup_failed.insert(node);
     bool first = s.first_epilog_ns == 0 || received_ns < s.first_epilog_ns;
     if (received_ns > 0 && first) s.first_epilog_ns = received_ns;
+    s.last_epilog_ns = std::max(s.last_epilog_ns, received_ns);
     if (noteRun(s, node, e.restart_count)) recount(s);
+    uint32_t& ended = s.epilog_run[node];
+    ended = std::max(ended, std::min(e.restart_count, JobSummary::kMaxRun));
     keepMax(runSecondsOf(s, node, e.restart_count), e.appliance_seconds);
     return true;
   }
@@ -268,6 +271,14 @@ bool JobSummary::holdsFrom(const std::string& node) const {
   return std::any_of(held.begin(), held.end(), [&](const HeldEvent& h) { return h.node == node; });
 }
 
+bool JobSummary::endedFor(const std::string& node, uint32_t run) const {
+  run = std::min(run, kMaxRun);
+  if (nodes.empty() || run > restarts) return false;
+  if (auto ended = epilog_run.find(node); ended != epilog_run.end() && ended->second >= run)
+    return true;
+  return complete() && !mayReport(node);
+}
+
 bool mergeEvent(JobSummary& summary, const std::string& node, const event::Event& ev,
                 int64_t received_ns) {
   if (event::jobIdOf(ev) == 0) return false;
@@ -298,12 +309,15 @@ std::string toStateJson(const JobSummary& s) {
          {"partition_devices", s.partition_devices},
          {"node_list", s.node_list},
          {"first_epilog_ns", s.first_epilog_ns},
+         {"last_epilog_ns", s.last_epilog_ns},
+         {"instance", s.instance},
          {"errors", s.errors},
          {"later_nodes", s.later_nodes},
          {"limit_unmeasured", s.limit_unmeasured},
          {"restarts", s.restarts},
          {"run_appliance_s", s.run_appliance_s},
-         {"node_run", s.node_run}};
+         {"node_run", s.node_run},
+         {"epilog_run", s.epilog_run}};
   // Added later than node_run, and written only while events are held: a
   // state that holds none is what the releases before wrote.
   if (!s.held.empty()) j["held"] = heldJson(s.held);
@@ -336,6 +350,8 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     s.partition_devices = j.value("partition_devices", std::set<std::string>{});
     s.node_list = j.value("node_list", std::string());
     s.first_epilog_ns = j.value("first_epilog_ns", int64_t{0});
+    s.last_epilog_ns = j.value("last_epilog_ns", s.first_epilog_ns);
+    s.instance = j.value("instance", uint32_t{0});
     s.errors = j.value("errors", std::map<std::string, std::string>{});
     s.later_nodes = j.value("later_nodes", std::set<std::string>{});
     s.limit_unmeasured = j.value("limit_unmeasured", std::set<std::string>{});
@@ -343,6 +359,12 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     s.run_appliance_s =
         j.value("run_appliance_s", std::map<uint32_t, std::map<std::string, uint64_t>>{});
     s.node_run = j.value("node_run", std::map<std::string, uint32_t>{});
+    if (auto ended = j.find("epilog_run"); ended != j.end()) {
+      s.epilog_run = ended->get<std::map<std::string, uint32_t>>();
+    } else {
+      for (const auto& n : s.epilog_nodes)
+        if (auto ran = s.node_run.find(n); ran != s.node_run.end()) s.epilog_run[n] = ran->second;
+    }
     if (auto held = j.find("held"); held != j.end()) s.held = heldFrom(*held);
     listNodes(s);
     return s;

@@ -33,6 +33,7 @@ Result<JobRun> SlurmctldJobRuns::currentRun(uint32_t job_id) {
   JobRun run;
   run.restart_count = record->restart_cnt;
   run.started = (record->job_state & JOB_STATE_BASE) != JOB_PENDING;
+  if (run.started) run.start_time_s = static_cast<int64_t>(record->start_time);
   // A list the aggregator cannot read (expandHostlist's limits) confirms no
   // node: the run's events stay uncounted rather than counted for anyone.
   if (run.started && record->nodes != nullptr)

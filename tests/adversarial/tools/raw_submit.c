@@ -4,11 +4,14 @@
  * Prolog reads as SPANK_*) holds exactly what the caller gives. It is how an
  * ordinary user gets values past spank_accel.so's checks; the attacks use it.
  *
- *   raw_submit -J NAME -o OUTPUT [-s VAR=VALUE]... SCRIPT
+ *   raw_submit -J NAME -o OUTPUT [-s VAR=VALUE]... [-i JOBID -u UID:GID] SCRIPT
  *
  * VAR is set without the SPANK_ prefix that slurmd adds (-s ACCEL_IPUS=abc
  * reaches the Prolog as SPANK_ACCEL_IPUS=abc). SCRIPT is the script's text.
  * The job runs in the current directory with the caller's environment.
+ * -i and -u are root's (slurmctld refuses them to anyone else): the job gets
+ * that id, as a job does when the id comes round again (MaxJobId wrapped, or
+ * slurmctld's state was lost), and runs as that user.
  * Prints the job id; exits 1 when the submission fails, 2 on bad usage.
  */
 #include <slurm/slurm_errno.h>
@@ -24,7 +27,8 @@ extern char** environ;
 enum { kMaxSpankVars = 64 };
 
 static int usage(void) {
-  fprintf(stderr, "usage: raw_submit -J NAME -o OUTPUT [-s VAR=VALUE]... SCRIPT\n");
+  fprintf(stderr,
+          "usage: raw_submit -J NAME -o OUTPUT [-s VAR=VALUE]... [-i JOBID -u UID:GID] SCRIPT\n");
   return 2;
 }
 
@@ -33,8 +37,9 @@ int main(int argc, char** argv) {
   const char* output = NULL;
   char* spank[kMaxSpankVars];
   unsigned nspank = 0;
+  unsigned long job_id = 0, uid = getuid(), gid = getgid();
   int opt;
-  while ((opt = getopt(argc, argv, "J:o:s:")) != -1) {
+  while ((opt = getopt(argc, argv, "J:o:s:i:u:")) != -1) {
     switch (opt) {
       case 'J':
         name = optarg;
@@ -45,6 +50,13 @@ int main(int argc, char** argv) {
       case 's':
         if (nspank == kMaxSpankVars || strchr(optarg, '=') == NULL) return usage();
         spank[nspank++] = optarg;
+        break;
+      case 'i':
+        job_id = strtoul(optarg, NULL, 10);
+        if (job_id == 0 || job_id > 0x03ffffffUL) return usage();
+        break;
+      case 'u':
+        if (sscanf(optarg, "%lu:%lu", &uid, &gid) != 2) return usage();
         break;
       default:
         return usage();
@@ -67,8 +79,9 @@ int main(int argc, char** argv) {
   desc.script = argv[optind];
   desc.std_out = (char*)output;
   desc.work_dir = cwd;
-  desc.user_id = getuid();
-  desc.group_id = getgid();
+  desc.user_id = (uint32_t)uid;
+  desc.group_id = (uint32_t)gid;
+  if (job_id != 0) desc.job_id = (uint32_t)job_id;
   desc.min_nodes = 1;
   desc.time_limit = 5;
   desc.environment = environ;

@@ -162,6 +162,49 @@ TEST_F(EventQueriesTest, TheOwnerAndAdminsSeeAJobOthersDoNot) {
   EXPECT_TRUE(elsewhere->lines.empty());
 }
 
+// Job 7 was uid 1000's; its id is then given to uid 2000's job (slurmctld's
+// state was lost). 1000, following the id, is never shown the new job's
+// events: not while they wait for slurmctld's word, nor after it came.
+TEST_F(EventQueriesTest, AReusedIdsEventsAreTheNewOwnersOnly) {
+  start(300ms);
+  prolog(7, 1000);
+  record(event::EpilogFinished{7});
+  ask({.job_id = 7, .uid = 1000});
+  auto first = answer();
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->lines.size(), 2u);
+  ask({.job_id = 7, .uid = 1000, .after_row = first->last_row, .wait = true});
+  prolog(7, 2000);  // held: it may be a new job's, or a replay
+  task(7, 5);
+  auto following = answer(2s);
+  ASSERT_TRUE(following);
+  EXPECT_TRUE(following->lines.empty()) << following->lines.front();
+  ASSERT_FALSE(runs_.asks.empty());
+
+  const int64_t later_s = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count() +
+                          1;
+  runs_.answer(7, 0, {"n1"}, later_s * 1'000'000'000, later_s);
+  for (int i = 0; i < 400 && metrics_.reused_job_ids == 0; ++i)
+    ASSERT_TRUE(server_->poll(5ms).ok());
+  ASSERT_EQ(metrics_.reused_job_ids, 1u);
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(server_->poll(5ms).ok());  // its commit
+
+  ask({.job_id = 7, .uid = 1000});
+  auto old_owner = answer();
+  ASSERT_TRUE(old_owner);
+  EXPECT_EQ(old_owner->outcome, q::Outcome::NotFound);
+  EXPECT_TRUE(old_owner->lines.empty());
+  ask({.job_id = 7, .uid = 2000});
+  auto new_owner = answer();
+  ASSERT_TRUE(new_owner);
+  EXPECT_EQ(new_owner->outcome, q::Outcome::Ok);
+  ASSERT_EQ(new_owner->lines.size(), 2u);
+  EXPECT_NE(new_owner->lines[0].find("\"uid\":2000"), std::string::npos) << new_owner->lines[0];
+  EXPECT_NE(new_owner->lines[1].find(" task_started job=7 "), std::string::npos);
+}
+
 TEST_F(EventQueriesTest, AHeldAskIsAnsweredByTheCommitOfItsJobsNextEvent) {
   start();
   prolog(7, 1000);

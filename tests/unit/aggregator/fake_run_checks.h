@@ -19,9 +19,12 @@ class FakeRunChecks final : public RunChecks {
   void ask(uint32_t job_id, int64_t after_ns) override { asks.emplace_back(job_id, after_ns); }
   std::vector<RunAnswer> take() override { return std::exchange(answers, {}); }
   // slurmctld says `job` runs run `restart_count` on `nodes`, as of `as_of_ns`.
+  // `start_s`: when that run started (0: not known).
   void answer(uint32_t job, uint32_t restart_count, std::vector<std::string> nodes,
-              int64_t as_of_ns) {
-    answers.push_back({job, true, JobRun{restart_count, true, std::move(nodes)}, as_of_ns});
+              int64_t as_of_ns, int64_t start_s = 0) {
+    JobRun run{restart_count, true, std::move(nodes)};
+    run.start_time_s = start_s;
+    answers.push_back({job, true, std::move(run), as_of_ns});
   }
 
   std::vector<std::pair<uint32_t, int64_t>> asks;  // job, after_ns

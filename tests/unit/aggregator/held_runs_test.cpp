@@ -178,5 +178,78 @@ TEST_F(HeldRunsTest, OneAnswerSettlesEveryNodeOfTheRun) {
   EXPECT_EQ(s.epilog_nodes, (std::set<std::string>{"n1", "n2", "n3", "n4"}));
 }
 
+// Job 42 ran for alice on n1 and is over; much later the id is given to
+// bob's job on n1 (slurmctld's state was lost). Its prolog is held until
+// slurmctld says the job under the id started after alice's job ended; then
+// alice's record is archived, bob's begins afresh, and the events of the id
+// are bob's from his prolog's arrival on: alice no longer owns them.
+TEST_F(HeldRunsTest, AReusedIdBeginsANewRecordOnceSlurmctldConfirmsIt) {
+  firstRunOnN1();
+  const JobSummary alices = job42();
+  ASSERT_TRUE(send("n1", PrologStarted{42, 2000, "bob", "n1", 1, 0}, 500 * kSec));
+  ASSERT_TRUE(send("n1", EpilogFinished{42, JobResult::kFailed, 1, "", true, 0, 0}, 510 * kSec));
+  commit(510 * kSec);
+  JobSummary held = job42();
+  EXPECT_EQ(held.held.size(), 2u);
+  held.held.clear();
+  EXPECT_EQ(held, alices) << "nothing of bob's job counts yet";
+  auto owner = store_->jobOwner(42);
+  ASSERT_TRUE(owner.ok());
+  EXPECT_EQ(*owner, std::optional<uint32_t>(1000));
+  auto since = store_->heldSince(42);
+  ASSERT_TRUE(since.ok());
+  EXPECT_EQ(*since, std::optional<int64_t>(500 * kSec));
+
+  runs_.answer(42, 0, {"n1"}, 511 * kSec, 499);
+  EXPECT_TRUE(ingestor_->settle(511 * kSec));
+  commit(511 * kSec);
+  EXPECT_EQ(metrics_.reused_job_ids, 1u);
+  JobSummary bobs = job42();
+  EXPECT_EQ(bobs.instance, 1u);
+  EXPECT_EQ(bobs.result, JobResult::kFailed);
+  EXPECT_TRUE(bobs.held.empty());
+  EXPECT_TRUE(bobs.complete());
+  auto archived = store_->archivedJobs(42);
+  ASSERT_TRUE(archived.ok());
+  ASSERT_EQ(archived->size(), 1u);
+  EXPECT_EQ(archived->front(), alices);
+  auto latest = store_->jobInstance(42);
+  ASSERT_TRUE(latest.ok());
+  EXPECT_EQ(*latest, std::optional<JobInstance>(JobInstance{42, 1, 500 * kSec, 2000}));
+  owner = store_->jobOwner(42);
+  ASSERT_TRUE(owner.ok());
+  EXPECT_EQ(*owner, std::optional<uint32_t>(2000));
+  EventFilter bobs_events;
+  bobs_events.job_id = 42;
+  bobs_events.since_ns = (*latest)->since_ns;
+  auto rows = store_->readEvents(bobs_events);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ(rows->front().kind, "prolog_started");
+  EXPECT_EQ(rows->front().received_ns, 500 * kSec);
+  // Across a restart, the records stay apart.
+  reopen();
+  EXPECT_EQ(job42(), bobs);
+}
+
+// A replay of alice's prolog by n1's key after her job ended, while
+// slurmctld still holds her job: it started before her epilog. Dropped.
+TEST_F(HeldRunsTest, AReplayOfAnEndedJobsPrologNeverCounts) {
+  firstRunOnN1();
+  const JobSummary alices = job42();
+  ASSERT_TRUE(send("n1", PrologStarted{42, 1000, "alice", "n1", 1, 0}, 30 * kSec));
+  ASSERT_TRUE(send("n1", EpilogFinished{42, JobResult::kFailed, 1, "", true, 999, 0}, 31 * kSec));
+  commit(31 * kSec);
+  runs_.answer(42, 0, {"n1"}, 32 * kSec, 9);
+  EXPECT_TRUE(ingestor_->settle(32 * kSec));
+  commit(32 * kSec);
+  EXPECT_EQ(metrics_.reused_job_ids, 0u);
+  EXPECT_EQ(metrics_.runs_unconfirmed, 2u);
+  EXPECT_EQ(job42(), alices);
+  auto latest = store_->jobInstance(42);
+  ASSERT_TRUE(latest.ok());
+  EXPECT_FALSE(*latest);
+}
+
 }  // namespace
 }  // namespace accel::aggregator

@@ -36,15 +36,23 @@ RunAnswer slurmctldSays(uint32_t restarts, std::vector<std::string> nodes,
 
 // n3 holds a valid key but never ran job 42. Whatever the job's state, it
 // cannot start a run of it with the run count already known.
+// Its prolog may be a new job's under the same id: held for slurmctld, whose
+// word on the job it claims (the old job, still known) refuses it.
 TEST(JobAdmission, AnotherNodesPrologOfTheSameRunIsRefusedAfterTheRunToo) {
   JobSummary s = finishedJob();
   ASSERT_TRUE(s.complete());
-  Verdict v = admit(s, "n3", PrologStarted{42, 1000, "alice", "n3", 1, 0}, 100 * kSec);
+  const PrologStarted forged{42, 1000, "alice", "n3", 1, 0};
+  EXPECT_EQ(admission(s, "n3", forged), Admission::kHold);
+  RunAnswer old = slurmctldSays(0, {"n1", "n2"});
+  Verdict v = admit(s, "n3", forged, 100 * kSec, &old);
   EXPECT_EQ(v.admission, Admission::kRefuse);
   EXPECT_NE(v.why.find("n3"), std::string::npos) << v.why;
   EXPECT_EQ(admission(s, "n3", EpilogFinished{42, JobResult::kFailed}), Admission::kRefuse);
-  EXPECT_EQ(admission(s, "n3", PrologStarted{42, 1000, "alice", "n[1-3]", 3, 0}),
-            Admission::kRefuse);
+  // A list of other nodes may be a new job's too; slurmctld's word on the
+  // job it holds refuses it.
+  const PrologStarted wider{42, 1000, "alice", "n[1-3]", 3, 0};
+  EXPECT_EQ(admission(s, "n3", wider), Admission::kHold);
+  EXPECT_EQ(admission(s, "n3", wider, &old), Admission::kRefuse);
   // The job's own nodes still report it (a resent epilog, say).
   EXPECT_EQ(admission(s, "n2", EpilogFinished{42}), Admission::kApply);
 }
@@ -210,6 +218,100 @@ TEST(JobAdmission, HeldEventsAreStoredWithTheState) {
         R"("held":[{"node":"n3","received_ns":1,"envelope":"abc"}])",
         R"("held":[{"node":"n3","envelope":"00"}])"})
     EXPECT_FALSE(fromStateJson(head + "," + bad + "}").ok()) << bad;
+}
+
+}  // namespace
+}  // namespace accel::aggregator
+
+namespace accel::aggregator {
+namespace {
+
+// Job 42 ran on n1 alone, its epilog arrived at 50 s.
+JobSummary endedAt50() {
+  JobSummary s;
+  s.job_id = 42;
+  mergeEvent(s, "n1", PrologStarted{42, 1000, "alice", "n1", 1}, 10 * kSec);
+  mergeEvent(s, "n1", EpilogFinished{42}, 50 * kSec);
+  return s;
+}
+
+RunAnswer startedAt(int64_t start_s, std::vector<std::string> nodes, uint32_t restarts = 0) {
+  JobRun run{restarts, true, std::move(nodes)};
+  run.start_time_s = start_s;
+  return {42, true, run, 101 * kSec};
+}
+
+// The id comes round again (MaxJobId wrapped, slurmctld's state lost): n1's
+// prolog of run 0 after its own epilog of run 0 belongs to a new job, which
+// slurmctld confirms: it started after the record's last epilog.
+TEST(JobAdmission, APrologAfterTheSendersEpilogIsANewJobOnceSlurmctldSaysSo) {
+  const JobSummary s = endedAt50();
+  const PrologStarted again{42, 2000, "bob", "n1", 1, 0};
+  ASSERT_TRUE(s.endedFor("n1", 0));
+  EXPECT_EQ(admission(s, "n1", again), Admission::kHold);
+  RunAnswer now = startedAt(60, {"n1"});
+  Verdict v = admit(s, "n1", again, 100 * kSec, &now);
+  EXPECT_EQ(v.admission, Admission::kApply);
+  EXPECT_TRUE(v.new_job);
+  // The same job's resent epilog, or its next run, are no new job.
+  EXPECT_EQ(admission(s, "n1", EpilogFinished{42}), Admission::kApply);
+  EXPECT_FALSE(s.endedFor("n1", 1));
+  // Its own run still under way on n1: a prolog of it is no new job either.
+  JobSummary running;
+  running.job_id = 42;
+  mergeEvent(running, "n1", PrologStarted{42, 1000, "alice", "n1", 1}, 10 * kSec);
+  EXPECT_FALSE(running.endedFor("n1", 0));
+}
+
+// A replay of the old job's prolog, by n1's key or another node's, while
+// slurmctld still holds the old job: it started before its own epilog.
+TEST(JobAdmission, AReplayOfTheOldJobsPrologIsRefused) {
+  const JobSummary s = endedAt50();
+  RunAnswer old = startedAt(9, {"n1"});
+  Verdict v = admit(s, "n1", PrologStarted{42, 1000, "alice", "n1", 1, 0}, 100 * kSec, &old);
+  EXPECT_EQ(v.admission, Admission::kRefuse);
+  EXPECT_NE(v.why.find("before that record's last epilog"), std::string::npos) << v.why;
+  // Started in the very second of the last epilog: not provably later.
+  RunAnswer same_second = startedAt(50, {"n1"});
+  EXPECT_EQ(
+      admit(s, "n1", PrologStarted{42, 1000, "a", "n1", 1, 0}, 100 * kSec, &same_second).admission,
+      Admission::kRefuse);
+  // A new job elsewhere does not let n2 speak for it.
+  RunAnswer elsewhere = startedAt(60, {"n3"});
+  v = admit(s, "n2", PrologStarted{42, 1000, "mallory", "n2", 1, 0}, 100 * kSec, &elsewhere);
+  EXPECT_EQ(v.admission, Admission::kRefuse);
+  EXPECT_NE(v.why.find("n3"), std::string::npos) << v.why;
+  // Not known to slurmctld (an answer as new as the claim): refused; pending: too.
+  RunAnswer unknown{42, false, {}, 101 * kSec};
+  EXPECT_EQ(admission(s, "n1", PrologStarted{42, 1, "a", "n1", 1, 0}, &unknown),
+            Admission::kRefuse);
+  RunAnswer stale = startedAt(9, {"n1"});
+  stale.as_of_ns = 99 * kSec;
+  EXPECT_EQ(admission(s, "n1", PrologStarted{42, 1, "a", "n1", 1, 0}, &stale), Admission::kHold)
+      << "an answer older than the claim may predate the new job";
+}
+
+// Settling: the old record is handed back to be archived, the new job's
+// begins afresh with the prolog (owner, nodes) and counts from its arrival.
+TEST(JobAdmission, ANewJobArchivesTheOldRecord) {
+  JobSummary s = endedAt50();
+  s.result = JobResult::kFailed;
+  const JobSummary old = s;
+  ASSERT_TRUE(hold(s, "n1", 70 * kSec,
+                   encode({"n1", 1, 3, 1, 1}, PrologStarted{42, 2000, "bob", "n1", 1, 0})));
+  ASSERT_TRUE(
+      hold(s, "n1", 71 * kSec, encode({"n1", 1, 4, 1, 1}, EpilogFinished{42, JobResult::kOk, 1})));
+  Settled out = settleHeld(s, startedAt(60, {"n1"}));
+  ASSERT_TRUE(out.archived);
+  EXPECT_EQ(*out.archived, old);
+  EXPECT_EQ(out.new_owner, 2000u);
+  EXPECT_EQ(out.new_since_ns, 70 * kSec);
+  EXPECT_TRUE(out.merged);
+  EXPECT_EQ(s.instance, 1u);
+  EXPECT_EQ(s.result, JobResult::kOk) << "the old job's failure is not the new job's";
+  EXPECT_TRUE(s.held.empty());
+  EXPECT_TRUE(s.complete());
+  EXPECT_EQ(s.last_epilog_ns, 71 * kSec);
 }
 
 }  // namespace

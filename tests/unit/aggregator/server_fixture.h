@@ -15,6 +15,7 @@
 
 #include "accel/aggregator/server.h"
 #include "accel/common/safe_file.h"
+#include "fake_run_checks.h"
 #include "temp_dir.h"
 
 namespace accel::aggregator::test {
@@ -27,7 +28,8 @@ class ServerFixture : public ::testing::Test {
     node_keys_ = *event::generateCurveKeyPair();
     std::ofstream(dir_ + "/nodes/n1.pub") << node_keys_.public_key << "\n";
     store_ = std::move(Store::open(dir_ + "/events.db", Store::Mode::kReadWrite).value());
-    ingestor_ = std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024);
+    ingestor_ =
+        std::make_unique<Ingestor>(*store_, metrics_, 64 * 1024, kDefaultSummaryWait, &runs_);
     ASSERT_TRUE(ingestor_->load().ok());
   }
   void TearDown() override {
@@ -50,6 +52,7 @@ class ServerFixture : public ::testing::Test {
   std::string dir_ = tmp_.path();
   event::CurveKeyPair server_keys_, node_keys_;
   Metrics metrics_;
+  FakeRunChecks runs_;  // slurmctld: the test hands out its answers
   std::unique_ptr<Store> store_;
   std::unique_ptr<Ingestor> ingestor_;
   std::unique_ptr<Server> server_;

@@ -452,7 +452,7 @@ TEST(Summary, StateWithoutTheNewerFieldsIsRead) {
 constexpr const char* kStateDir = ACCEL_SOURCE_DIR "/tests/unit/aggregator/data/job_states/";
 constexpr const char* kStateFiles[] = {"01-e9fe10f.json", "02-1973ecd.json", "03-84d6b70.json",
                                        "04-87a19fe.json", "05-533f778.json", "06-fdd853d.json",
-                                       "07-held.json"};
+                                       "07-held.json",    "08-instance.json"};
 
 std::string stateFile(const std::string& name) {
   std::ifstream in(std::string(kStateDir) + name, std::ios::binary);
@@ -506,6 +506,12 @@ void expectStateOfShape(const JobSummary& s, int n) {
     EXPECT_EQ(held->header.node, "sbn3");
     EXPECT_EQ(held->event, Event(PrologStarted{5307, 1000, "alice", "sbn3", 1, 2}));
   }
+  // instance: a reused id told apart (an older state's last epilog is its first).
+  EXPECT_EQ(s.last_epilog_ns, n >= 8 ? 1763800150000000000 : (n >= 2 ? 1763800100000000000 : 0));
+  EXPECT_EQ(s.instance, n >= 8 ? 1u : 0u);
+  EXPECT_EQ(s.epilog_run, (n >= 8   ? Counts{{"sbn1", 1}, {"sbn2", 0}}
+                           : n >= 6 ? Counts{{"sbn1", 1}, {"sbn2", 1}}
+                                    : Counts{}));
   EXPECT_TRUE(s.complete());
 }
 

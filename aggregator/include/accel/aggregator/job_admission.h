@@ -15,7 +15,17 @@
 //   the event log, never counted.
 // - a PrologStarted of the run already known that names other nodes than the
 //   job's is refused, however long ago the run ended.
+// - a PrologStarted that cannot belong to the job as recorded (its sender
+//   ended that run already, or the job is over and the sender was never on
+//   it: JobSummary::endedFor) is held too: a new job may have been given the
+//   id (MaxJobId wrapped, or slurmctld lost its state). It begins a new
+//   record only once slurmctld confirms a job under the id that runs that
+//   run on the sender (and on exactly the nodes its list names) and that
+//   started after the recorded job's last epilog; the old record is then
+//   archived (Settled::archived). A replay of the old job's prolog fails
+//   that test: the old job started before its own epilogs.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +48,9 @@ struct Verdict {
   // kApply of a new run that the answer confirmed: the answer's nodes may
   // report the job from now on.
   bool confirmed_run = false;
+  // kApply of the first event of a new job under the id: the summary is
+  // archived and begins afresh before the event is merged.
+  bool new_job = false;
 };
 
 // What to do with `ev` (of the job of `s`) from `node`, the sender's
@@ -63,6 +76,12 @@ struct Settled {
   bool merged = false;           // held events were merged: the summary changed
   std::vector<Dropped> dropped;  // held events that will never count
   int64_t newest_held_ns = 0;    // when the newest event still held arrived; 0: none held
+  // A new job under the id was confirmed: the record it replaced (held
+  // events cleared), the owner of the new job (its prolog's uid), and when
+  // its first held event arrived (its events are those received since).
+  std::optional<JobSummary> archived;
+  uint32_t new_owner = 0;
+  int64_t new_since_ns = 0;
 };
 
 // Weighs every held event of `s` against `answer`, in the order they came:

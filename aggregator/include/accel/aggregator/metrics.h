@@ -52,6 +52,9 @@ struct Metrics {
   // (or for want of room), and lookups slurmctld did not answer.
   std::atomic<int64_t> held_jobs{0};
   std::atomic<uint64_t> runs_unconfirmed{0};
+  // Job ids that slurmctld confirmed were given to a new job: the earlier
+  // job's summary was archived (job_admission.h).
+  std::atomic<uint64_t> reused_job_ids{0};
   std::atomic<uint64_t> slurmctld_failures{0};
   // Accepts that failed, by cause: EMFILE is this process's descriptor limit.
   std::array<std::atomic<uint64_t>, size_t(AcceptFailure::kCount)> accept_failures{};

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -71,6 +72,22 @@ struct NodeRow {
   NodeHeard heard;
 };
 
+// A job id given to a new job (MaxJobId wrapped, or slurmctld lost its
+// state): the earlier job's summary is archived, and events of the id count
+// for the new job from since_ns on (received, CLOCK_REALTIME).
+struct JobInstance {
+  uint32_t job_id = 0;
+  uint32_t instance = 0;  // the new job's JobSummary::instance (1 for the first reuse)
+  int64_t since_ns = 0;
+  uint32_t uid = 0;  // the new job's owner
+  bool operator==(const JobInstance&) const = default;
+};
+
+struct NewJob {
+  JobInstance instance;
+  JobSummary archived;  // the earlier job's record, as it ended here
+};
+
 // Everything one ingest batch changes, written in one transaction.
 struct Batch {
   std::vector<BatchEvent> events;
@@ -80,6 +97,7 @@ struct Batch {
   std::vector<uint32_t> released_jobs;     // jobs that held events and hold none any more
   std::vector<uint32_t> comment_jobs;      // jobs whose AdminComment is (again) due now
   std::vector<SummaryWait> waits;          // jobs whose AdminComment is due later
+  std::vector<NewJob> new_jobs;            // ids given to a new job: before `jobs`
   int64_t now_ns = 0;
   std::map<std::string, double> lag;       // node -> seconds behind; for metrics only, not stored
   std::map<std::string, NodeHeard> nodes;  // what each sender's events of this batch say of it
@@ -113,6 +131,13 @@ struct EventFilter {
   // When set, no further range of the job is begun once this has passed
   // (the first always is, so every call makes progress): more is set.
   std::optional<std::chrono::steady_clock::time_point> deadline{};
+  // With job_id: only events received from this time on (CLOCK_REALTIME
+  // ns): those of the latest job under a reused id (JobInstance::since_ns).
+  int64_t since_ns = 0;
+  // With job_id: only events received before this time: a job's owner does
+  // not see the events held for slurmctld's word (heldSince), which may be
+  // a new job's under the id.
+  int64_t before_ns = std::numeric_limits<int64_t>::max();
 };
 
 // One call's rows, in row order, and where the next call goes on: more is
@@ -168,9 +193,18 @@ class Store {
   Result<std::vector<StoredEvent>> readEvents(const EventFilter& filter);
   // Every node that ever sent an accepted event, by name.
   Result<std::vector<NodeRow>> readNodes();
-  // The uid of the job's owner, from its first recorded prolog_started
-  // event; nullopt when none is recorded.
+  // The uid of the job's owner: the new job's when the id was reused
+  // (jobInstance), otherwise from its first recorded prolog_started event;
+  // nullopt when none is recorded.
   Result<std::optional<uint32_t>> jobOwner(uint32_t job_id);
+  // The latest job under the id when the id was given to a new job; nullopt
+  // when it never was (every event of the id is its one job's).
+  Result<std::optional<JobInstance>> jobInstance(uint32_t job_id);
+  // When the job's earliest held event arrived (JobSummary::held); nullopt
+  // when it holds none.
+  Result<std::optional<int64_t>> heldSince(uint32_t job_id);
+  // The summaries of the earlier jobs under the id, oldest first.
+  Result<std::vector<JobSummary>> archivedJobs(uint32_t job_id);
   // The jobs with events after `after_row`, and the newest row (after_row
   // when there is none).
   struct NewRows {
@@ -193,6 +227,7 @@ class Store {
   Status migrate();
   Result<EventPage> readAllLocked(const EventFilter& filter);  // store_events.cpp
   Result<EventPage> readSpanLocked(const EventFilter& filter);
+  Result<std::optional<JobInstance>> instanceLocked(uint32_t job_id);
   // Every method may be called from any thread. The connection has no lock
   // of SQLite's own (NOMUTEX): mu_ guards it, and a commit holds it through.
   std::mutex mu_;

@@ -48,6 +48,11 @@ struct JobSummary {
   // otherwise empty and only node_count is used. Derived, not stored.
   std::set<std::string> listed_nodes;
   int64_t first_epilog_ns = 0;  // when the first epilog arrived here; 0: none, or not known
+  int64_t last_epilog_ns = 0;   // when the latest epilog arrived here; 0: none, or not known
+  // Earlier jobs that had this id (MaxJobId wrapped, or slurmctld lost its
+  // state): their summaries are archived, and this one began afresh when
+  // slurmctld confirmed that a new job runs under the id (job_admission.h).
+  uint32_t instance = 0;
   std::map<std::string, uint64_t>
       appliance_s;  // node -> the job's appliance seconds as that node saw them
   // A requeued job's later runs: runs before the latest (SLURM_JOB_RESTART_COUNT),
@@ -57,6 +62,9 @@ struct JobSummary {
   uint32_t restarts = 0;
   std::map<uint32_t, std::map<std::string, uint64_t>> run_appliance_s;
   std::map<std::string, uint32_t> node_run;
+  // node -> the latest run whose epilog that node sent (a state from before
+  // this field: node_run's, for the nodes in epilog_nodes).
+  std::map<std::string, uint32_t> epilog_run;
   uint64_t appliance_limit_s = 0;
   std::set<uint32_t> surrogate_steps;
   // Nodes named by the list of a later run of the job (requeued onto other
@@ -104,6 +112,11 @@ struct JobSummary {
   bool mayReport(const std::string& node) const;
   // Whether events of `node` are held.
   bool holdsFrom(const std::string& node) const;
+  // Whether a prolog of run `run` from `node` cannot belong to this job as
+  // it stands: the run is not a later one, and the sender sent its epilog of
+  // that run already, or every node's epilog is in and the sender was never
+  // on the job. Only a new job under the same id (or a forgery) sends that.
+  bool endedFor(const std::string& node, uint32_t run) const;
 };
 
 // Folds one event from `node` into `summary` (whose job_id is the event's).

@@ -27,6 +27,11 @@ struct JobRun {
   // The nodes of that run, one name each; empty while pending, and when the
   // list slurmctld gave cannot be read.
   std::vector<std::string> nodes;
+  // When the run started (slurmctld's start_time, seconds since the epoch);
+  // 0 while pending or when not known. Tells a job that reuses an earlier
+  // job's id (MaxJobId wrapped, slurmctld's state lost) from a replay of
+  // the earlier job's events: the new one started after the old one ended.
+  int64_t start_time_s = 0;
   bool operator==(const JobRun&) const = default;
 };
 

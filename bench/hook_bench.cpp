@@ -10,6 +10,12 @@
 // RunDir (job records and job directories) and the baseline's job files live
 // there, as deployed; the same hook runs are then repeated with RunDir on the
 // disk, beside the spool, and reported as "agent_rundir_on_disk".
+// With --nvml LIB (the fake NVML, <build>/hw_mock/lib/libnvidia-ml.so.1) GPU
+// jobs (SLURM_JOB_GPUS=0) are timed against two daemons in the same run, one
+// without telemetry (no NVML) and one sampling the topology's GPUs through
+// LIB (scripted busy, TelemetryInterval 1 s), in alternating blocks; then the
+// second holds every GPU for --idle-seconds and its sampling thread's CPU is
+// reported per sample and per GPU ("telemetry").
 // Output: one JSON object on stdout. Not a test: it asserts nothing.
 #include <signal.h>
 #include <sys/stat.h>
@@ -38,7 +44,7 @@ using accel::bench::timedRun;
 using nlohmann::json;
 
 struct Args {
-  std::string agentd, accelctl, topology, baseline_dir, hw_mock, run_parent;
+  std::string agentd, accelctl, topology, baseline_dir, hw_mock, run_parent, nvml;
   int iterations = 500;
   int baseline_iterations = 50;
   int idle_seconds = 10;
@@ -155,6 +161,97 @@ json baselineRuns(const Args& a) {
   return {{"prolog", latencySummary(pro)}, {"epilog", latencySummary(epi)}, {"failures", failures}};
 }
 
+// The output of a command (popen), empty on failure.
+std::string commandOutput(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// Fake NVML scripts in `dir`, one per GPU of the topology (its bus id), busy for ever.
+int writeNvmlScripts(const Args& a, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  json topo =
+      json::parse(commandOutput(a.agentd + " --print-topology --xml '" + a.topology + "' --json"),
+                  nullptr, false);
+  int n = 0;
+  if (topo.is_discarded()) return 0;
+  for (const auto& acc : topo.value("accelerators", json::array())) {
+    if (acc.value("kind", "") != "gpu") continue;
+    std::ofstream(dir + "/gpu" + std::to_string(n))
+        << "uuid GPU-00000000-0000-0000-0000-00000000000" << n << "\n"
+        << "bus_id " << acc.value("pci_bus_id", "") << "\nmemory_total 85899345920\n"
+        << "energy_start 1000000\nsample_seconds 1\n"
+        << "phase busy util=60 memory_util=16 used=23141941248 power=189160\n";
+    ++n;
+  }
+  return n;
+}
+
+json telemetryOf(accel::testing::AgentHarness& h, const Args& a) {
+  json st =
+      json::parse(commandOutput(a.accelctl + " --config '" + h.configPath() + "' --json status"),
+                  nullptr, false);
+  return st.is_discarded() ? json() : st.value("telemetry", json());
+}
+
+// GPU prologs and epilogs without telemetry and with it, in alternating
+// blocks of 50 so that the machine's load falls on both alike.
+json telemetryRuns(const Args& a) {
+  accel::testing::AgentHarness off({a.agentd, a.accelctl, a.topology});
+  accel::testing::AgentHarness on({a.agentd, a.accelctl, a.topology});
+  const std::string scripts = on.dir() + "/nvml";
+  const int gpus = writeNvmlScripts(a, scripts);
+  setenv("ACCEL_FAKE_NVML_DIR", scripts.c_str(), 1);
+  off.writeConfig("NvmlLibrary=" + off.dir() + "/no-such-libnvidia-ml.so.1\n");
+  on.writeConfig("NvmlLibrary=" + a.nvml + "\nTelemetryInterval=1\n");
+  if (!off.start() || !on.start()) return {{"error", off.startError() + on.startError()}};
+  std::map<std::string, std::vector<double>> lat;
+  int failures = 0;
+  uint32_t job = 60000;
+  for (int block = 0; block < std::max(2, a.iterations / 50); ++block) {
+    for (auto* h : {&off, &on}) {
+      const std::string key = h == &off ? "off" : "on";
+      std::vector<std::string> pro{a.accelctl, "--config", h->configPath(), "prolog"};
+      std::vector<std::string> epi{a.accelctl, "--config", h->configPath(), "epilog"};
+      for (int i = 0; i < 25; ++i, ++job) {
+        int st = 0;
+        lat[key + "_prolog"].push_back(timedRun(pro, slurmJobEnv(job, "0"), &st));
+        failures += st != 0;
+        lat[key + "_epilog"].push_back(timedRun(epi, slurmJobEnv(job, "0"), &st));
+        failures += st != 0;
+      }
+    }
+  }
+  json out = {{"gpus", gpus}, {"failures", failures}};
+  for (const auto& [k, v] : lat) out[k] = latencySummary(v);
+  // Every GPU held by one job for the idle window: the sampling thread's cost.
+  std::string all;
+  for (int g = 0; g < gpus; ++g) all += (g ? "," : "") + std::to_string(g);
+  int st = 0;
+  timedRun({a.accelctl, "--config", on.configPath(), "prolog"}, slurmJobEnv(99999, all), &st);
+  json t0 = telemetryOf(on, a);
+  std::this_thread::sleep_for(std::chrono::seconds(a.idle_seconds));
+  json t1 = telemetryOf(on, a);
+  timedRun({a.accelctl, "--config", on.configPath(), "epilog"}, slurmJobEnv(99999, all), &st);
+  unsetenv("ACCEL_FAKE_NVML_DIR");
+  if (t0.is_null() || t1.is_null()) return out;
+  const double samples = t1.value("samples", 0.0) - t0.value("samples", 0.0);
+  const double cpu_ns = t1.value("cpu_ns", 0.0) - t0.value("cpu_ns", 0.0);
+  out["held_window_seconds"] = a.idle_seconds;
+  out["held_samples"] = samples;
+  out["sampler_cpu_us_per_sample"] = samples > 0 ? cpu_ns / samples / 1e3 : 0;
+  out["sampler_cpu_us_per_gpu_sample"] =
+      samples > 0 && gpus > 0 ? cpu_ns / samples / gpus / 1e3 : 0;
+  out["sampler_cpu_pct_of_core_1s"] = cpu_ns / (a.idle_seconds * 1e9) * 100;
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,7 +261,8 @@ int main(int argc, char** argv) {
                                                {"--accelctl", &a.accelctl},
                                                {"--topology", &a.topology},
                                                {"--hw-mock", &a.hw_mock},
-                                               {"--run-parent", &a.run_parent}},
+                                               {"--run-parent", &a.run_parent},
+                                               {"--nvml", &a.nvml}},
                                               {{"--iterations", &a.iterations},
                                                {"--baseline-iterations", &a.baseline_iterations},
                                                {"--idle-seconds", &a.idle_seconds}});
@@ -199,6 +297,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!a.hw_mock.empty()) out["ipu"] = ipuRuns(a);
+  if (!a.nvml.empty()) out["telemetry"] = telemetryRuns(a);
   out["daemon_rss_kb"] = rssKb(h.pid());
   double c0 = cpuSeconds(h.pid());
   std::this_thread::sleep_for(std::chrono::seconds(a.idle_seconds));

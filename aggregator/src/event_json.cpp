@@ -8,6 +8,31 @@ namespace {
 
 using J = nlohmann::ordered_json;
 
+// A job's GPU figures on one node, every field; -1 where not known.
+J gpuJson(const event::GpuFigures& g) {
+  J devices = J::array();
+  for (const auto& d : g.devices)
+    devices.push_back({{"index", d.index},
+                       {"pci_bus_id", d.pci_bus_id},
+                       {"uuid", d.uuid},
+                       {"samples", d.samples},
+                       {"util_mean_pct", d.util_mean_pct},
+                       {"util_max_pct", d.util_max_pct},
+                       {"memory_used_max_mib",
+                        d.memory_used_max_mib ? int64_t(*d.memory_used_max_mib) : int64_t{-1}},
+                       {"energy_j", d.energy_j ? *d.energy_j : -1.0}});
+  J processes = J::array();
+  for (const auto& p : g.processes)
+    processes.push_back(
+        {{"pid", p.pid},
+         {"device_index", p.device_index},
+         {"memory_max_mib", p.memory_max_mib ? int64_t(*p.memory_max_mib) : int64_t{-1}}});
+  return {{"samples", g.samples},
+          {"devices", std::move(devices)},
+          {"processes", std::move(processes)},
+          {"processes_left_out", g.processes_left_out}};
+}
+
 struct ToJson {
   J operator()(const event::PrologStarted& e) {
     return {{"job_id", e.job_id},
@@ -29,13 +54,15 @@ struct ToJson {
             {"limit_unmeasured", e.limit_unmeasured}};
   }
   J operator()(const event::EpilogFinished& e) {
-    return {{"job_id", e.job_id},
-            {"result", event::jobResultName(e.result)},
-            {"duration_us", e.duration_us},
-            {"message", e.message},
-            {"cleanup_ok", e.cleanup_ok},
-            {"appliance_seconds", e.appliance_seconds},
-            {"restart_count", e.restart_count}};
+    J out = {{"job_id", e.job_id},
+             {"result", event::jobResultName(e.result)},
+             {"duration_us", e.duration_us},
+             {"message", e.message},
+             {"cleanup_ok", e.cleanup_ok},
+             {"appliance_seconds", e.appliance_seconds},
+             {"restart_count", e.restart_count}};
+    if (e.gpu) out["gpu"] = gpuJson(*e.gpu);  // absent: no GPU figures
+    return out;
   }
   J operator()(const event::AgentStarted& e) {
     return {{"version", e.version}, {"jobs_recovered", e.jobs_recovered}};

@@ -149,6 +149,7 @@ struct Merger {
     uint32_t& ended = s.epilog_run[node];
     ended = std::max(ended, std::min(e.restart_count, JobSummary::kMaxRun));
     keepMax(runSecondsOf(s, node, e.restart_count), e.appliance_seconds);
+    if (e.gpu) mergeGpu(s.gpu, node, *e.gpu);
     return true;
   }
   bool operator()(const event::StepStarted& e) {
@@ -321,6 +322,8 @@ std::string toStateJson(const JobSummary& s) {
   // Added later than node_run, and written only while events are held: a
   // state that holds none is what the releases before wrote.
   if (!s.held.empty()) j["held"] = heldJson(s.held);
+  // Likewise written only for a job with GPU figures.
+  if (!s.gpu.empty()) j["gpu"] = gpuToState(s.gpu);
   // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -366,6 +369,7 @@ Result<JobSummary> fromStateJson(const std::string& text) {
         if (auto ran = s.node_run.find(n); ran != s.node_run.end()) s.epilog_run[n] = ran->second;
     }
     if (auto held = j.find("held"); held != j.end()) s.held = heldFrom(*held);
+    if (auto gpu = j.find("gpu"); gpu != j.end()) s.gpu = gpuFromState(*gpu);
     listNodes(s);
     return s;
   } catch (const Json::exception& e) {
@@ -389,6 +393,7 @@ std::string toCommentJson(const JobSummary& s) {
     j["restarts"] = s.restarts;
     j["run_appliance_s"] = s.runSeconds();
   }
+  if (!s.gpu.empty()) j["gpu"] = gpuToComment(s.gpu);
   if (!s.cleanup_failed.empty()) j["cleanup_failed"] = s.cleanup_failed;
   if (!s.limit_unmeasured.empty()) j["limit_unmeasured"] = s.limit_unmeasured;
   if (!s.errors.empty()) j["errors"] = s.errors;

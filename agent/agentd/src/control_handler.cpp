@@ -8,6 +8,7 @@
 #include "accel/agent/job_nodes.h"
 #include "accel/agentd/job_clock.h"
 #include "accel/agentd/surrogate_steps.h"
+#include "accel/agentd/telemetry_hooks.h"
 #include "accel/common/clock.h"
 #include "accel/common/log.h"
 #include "accel/common/text.h"
@@ -249,6 +250,7 @@ std::vector<uint8_t> onProlog(const HandlerContext& ctx, const fb::PrologRequest
                     ? " (the job fails; the node stays up)"
                     : ""));
   if (r.ok() && ctx.appliance) ctx.appliance->jobsChanged();
+  if (r.ok()) telemetryAtProlog(ctx, *r);
   if (!r.ok() && outcomeOf(r.error()) == fb::Outcome::NodeFault)
     noteNodeFault(ctx, "prolog: job " + std::to_string(spec.job_id) + ": " + r.error().message());
   if (!r.ok()) return simple(outcomeOf(r.error()), r.error().message());
@@ -262,6 +264,8 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
   if (req->job_id() == 0) return simple(fb::Outcome::BadRequest, "epilog: no job id");
   int64_t started_us = monoUs();
   auto before = ctx.manager->job(req->job_id());  // the budget, read before the record goes
+  // Before the GPUs are released: their last sample still counts for the job.
+  auto gpu = before ? telemetryAtEpilog(ctx, req->job_id()) : std::nullopt;
   auto s = ctx.manager->epilog(req->job_id());
   if (!before && s.ok()) {
     // Nothing of the job was here (an epilog again, a job the agent never
@@ -277,6 +281,7 @@ std::vector<uint8_t> onEpilog(const HandlerContext& ctx, const fb::EpilogRequest
     e.appliance_seconds =
         static_cast<uint64_t>(agent::usedAtEndNs(before->budget, jobClockNs()) / 1'000'000'000);
     if (before->budget.enforced_ns != 0) e.result = event::JobResult::kTimeLimit;
+    e.gpu = std::move(gpu);
   }
   if (!s.ok()) {
     e.result = event::JobResult::kFailed;
@@ -368,13 +373,14 @@ std::vector<uint8_t> onStatus(const HandlerContext& ctx, const Caller& caller) {
   const auto stream = ctx.events != nullptr ? ctx.events->stats() : std::nullopt;
   auto events = stream ? eventsStatus(fbb, ctx.events->aggregator(), *stream) : 0;
   const std::string events_line = stream ? event::describe(*stream) : "";
+  auto telemetry = telemetryStatus(fbb, ctx);
   auto info = fb::CreateStatusInfoDirect(
       fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns, jobs,
       static_cast<uint32_t>(st.devices_total), static_cast<uint32_t>(st.devices_in_use),
       ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
       stream ? events_line.c_str() : nullptr, &use, health.config_loaded_ns,
       health.config_error.c_str(), &controllers, events, &timed,
-      health.process_tracking.empty() ? nullptr : health.process_tracking.c_str());
+      health.process_tracking.empty() ? nullptr : health.process_tracking.c_str(), telemetry);
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo,
                                            info.Union()));
 }

@@ -146,6 +146,7 @@ Status Daemon::start() {
   manager_->setBudgetListener([this] { appliance_->rearmLimits(); });
   auto recovered = recoverJobs();  // the jobs the last daemon left
   ACCEL_TRY(recovered);
+  startTelemetry();  // NvmlLibrary; the re-adopted GPU jobs sampled again
   makeHandlerContext();
   ACCEL_TRY(appliance_->start());  // after recovery: overdue limits act at once
   ACCEL_TRY(startMetrics());
@@ -306,6 +307,7 @@ void Daemon::makeHandlerContext() {
   if (appliance_->hasAppliance()) ctx_.appliance = appliance_.get();
   ctx_.relay_events = relay_ != nullptr;
   ctx_.health = health_.get();
+  ctx_.telemetry = telemetry_.get();
 }
 
 // The hooks that were running when the last daemon died failed without a

@@ -23,6 +23,8 @@ void Daemon::onHeartbeatTimer() {
   uint64_t ticks = 0;
   (void)!read(heartbeat_fd_, &ticks, sizeof(ticks));
   sendHeartbeat();
+  // Stray GPU processes reach the log and the status without waiting for a hook.
+  if (telemetry_) telemetry_->reportStrays(health_.get());
 }
 
 void Daemon::sendHeartbeat() {

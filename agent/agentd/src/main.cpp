@@ -10,6 +10,7 @@
 #include "accel/agentd/daemon.h"
 #include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/slurmctld.h"
+#include "accel/agentd/telemetry_setup.h"
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
 #include "accel/common/log.h"
@@ -187,6 +188,7 @@ int main(int argc, char** argv) {
   }
   opts.set_up_vendors = accel::agentd::setUpVendors;   // the real vendor clients
   opts.set_up_fabric = accel::agentd::makeFabricStep;  // the real kernel, over netlink
+  opts.open_telemetry = accel::agentd::openNvml;       // NVML, loaded at run time
   accel::agentd::Daemon daemon(opts);
   auto started = daemon.start();
   if (!started.ok()) {

@@ -86,7 +86,7 @@ std::vector<DeviceUse> JobManager::deviceUse() const {
   std::lock_guard<std::mutex> g(mu_);
   std::vector<DeviceUse> out;
   for (const auto& d : inventory_.devices)
-    out.push_back(DeviceUse{d.slot.index, d.name, d.slot.kind, 0});
+    out.push_back(DeviceUse{d.slot.index, d.name, d.slot.kind, 0, d.pci_bus_id});
   for (const auto& [id, rec] : records_)
     for (uint32_t d : rec.devices)
       if (d < out.size()) out[d].job_id = id;

@@ -1,5 +1,6 @@
 #include "accel/ctl/status_view.h"
 
+#include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,6 +28,12 @@ std::string ago(int64_t ns, int64_t now_ns) {
 std::string when(int64_t ns, int64_t now_ns) {
   std::string a = ago(ns, now_ns);
   return timeText(ns) + (a.empty() ? "" : " (" + a + ")");
+}
+
+// "10 s", "500 ms".
+std::string durationMs(uint64_t ms) {
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+  return std::to_string(ms) + " ms";
 }
 
 json controllerJson(const fb::ControllerStatus* c) {
@@ -84,6 +91,30 @@ std::string eventsLine(const fb::StatusInfo& s) {
                   : ", none dropped";
   if (e->held() > 0)
     line += "; " + std::to_string(e->held()) + " HELD in memory for want of spool space";
+  return line;
+}
+
+json telemetryJson(const fb::TelemetryStatus* t) {
+  if (t == nullptr) return nullptr;
+  return {{"loaded", t->loaded()},      {"reason", str(t->reason())},
+          {"source", str(t->source())}, {"interval_ms", t->interval_ms()},
+          {"samples", t->samples()},    {"failures", t->failures()},
+          {"cpu_ns", t->cpu_ns()},      {"last_error", str(t->last_error())},
+          {"jobs_sampled", t->jobs()},  {"stray_processes", t->strays()}};
+}
+
+// "no NVML", or the source, its interval and what the sampling thread did.
+std::string telemetryLine(const fb::StatusInfo& s) {
+  const auto* t = s.telemetry();
+  if (t == nullptr) return "not reported by this agent";
+  if (!t->loaded()) return "no NVML";
+  char cpu[32];
+  std::snprintf(cpu, sizeof cpu, "%.1f ms", static_cast<double>(t->cpu_ns()) / 1e6);
+  std::string line = str(t->source()) + ", every " + durationMs(t->interval_ms()) + "; " +
+                     std::to_string(t->samples()) + " samples, " + std::to_string(t->failures()) +
+                     " failed; sampler CPU " + cpu + "; " + std::to_string(t->jobs()) +
+                     (t->jobs() == 1 ? " job" : " jobs") + " sampled now";
+  if (!str(t->last_error()).empty()) line += "; last error: " + str(t->last_error());
   return line;
 }
 
@@ -191,6 +222,7 @@ std::string statusJson(const fb::StatusInfo& s, int64_t now_ns) {
             {"devices_in_use", s.devices_in_use()},
             {"device_use", use},
             {"limits_reach", str(s.process_tracking())},
+            {"telemetry", telemetryJson(s.telemetry())},
             {"last_errors", errors}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -223,6 +255,7 @@ std::string statusTable(const fb::StatusInfo& s, int64_t now_ns) {
             ? "not known yet (no job has had a task here since the start)"
             : str(s.process_tracking()))
     << "\n"
+    << "telemetry   " << telemetryLine(s) << "\n"
     << "jobs        " << s.jobs() << "\n"
     << "devices     " << devicesLine(s) << "\n";
   if (s.device_use()) {

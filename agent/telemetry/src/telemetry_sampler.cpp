@@ -97,6 +97,7 @@ TelemetrySampler::State TelemetrySampler::state() const {
   std::lock_guard lock(mu_);
   State out = state_;
   out.running = running_ && !stopping_;
+  out.jobs = jobs_.jobCount();
   return out;
 }
 
@@ -124,7 +125,9 @@ void TelemetrySampler::sampleOnce(std::unique_lock<std::mutex>& lock) {
   ++started_;
   lock.unlock();
   int64_t cpu_start = threadCpuNs();
+  const auto wall_start = std::chrono::steady_clock::now();
   auto readings = source_->sample();
+  const auto wall = std::chrono::steady_clock::now() - wall_start;
   // The pids' jobs are read here, outside the lock: /proc is file I/O.
   std::map<uint32_t, std::optional<uint32_t>> owners;
   if (readings) {
@@ -145,6 +148,7 @@ void TelemetrySampler::sampleOnce(std::unique_lock<std::mutex>& lock) {
     state_.last_error = readings.error().message();
   }
   ++state_.samples;
+  state_.last_sample_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count();
   state_.cpu_ns += threadCpuNs() - cpu_start;
   taken_ = started_;
   done_.notify_all();

@@ -4,6 +4,8 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 
@@ -32,6 +34,61 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>
   return b.CreateVectorOfStrings(v);
 }
 
+int64_t orMinusOne(const std::optional<uint64_t>& v) {
+  return v ? static_cast<int64_t>(std::min<uint64_t>(*v, INT64_MAX)) : -1;
+}
+
+// A job's GPU figures, within the schema's bounds (GpuFigures::kMax*): the
+// processes past the bound are only counted.
+flatbuffers::Offset<fb::GpuFigures> encodeGpu(Fbb& b, const GpuFigures& g) {
+  std::vector<flatbuffers::Offset<fb::GpuDeviceFigures>> devices;
+  for (const auto& d : g.devices) {
+    if (devices.size() == GpuFigures::kMaxDevices) break;
+    devices.push_back(fb::CreateGpuDeviceFigures(b, d.index, b.CreateString(d.pci_bus_id),
+                                                 b.CreateString(d.uuid), d.samples, d.util_mean_pct,
+                                                 d.util_max_pct, orMinusOne(d.memory_used_max_mib),
+                                                 d.energy_j ? *d.energy_j : -1.0));
+  }
+  std::vector<flatbuffers::Offset<fb::GpuProcessFigures>> processes;
+  for (const auto& p : g.processes) {
+    if (processes.size() == GpuFigures::kMaxProcesses) break;
+    processes.push_back(
+        fb::CreateGpuProcessFigures(b, p.pid, p.device_index, orMinusOne(p.memory_max_mib)));
+  }
+  const size_t over = g.processes.size() - processes.size();
+  return fb::CreateGpuFigures(b, g.samples, b.CreateVector(devices), b.CreateVector(processes),
+                              g.processes_left_out + static_cast<uint32_t>(over));
+}
+
+std::optional<uint64_t> unlessNegative(int64_t v) {
+  return v < 0 ? std::nullopt : std::optional<uint64_t>(static_cast<uint64_t>(v));
+}
+
+std::optional<GpuFigures> decodeGpu(const fb::GpuFigures* g) {
+  if (g == nullptr) return std::nullopt;
+  GpuFigures out;
+  out.samples = g->samples();
+  out.processes_left_out = g->processes_left_out();
+  if (g->devices())
+    for (const auto* d : *g->devices()) {
+      GpuDeviceFigures f;
+      f.index = d->index();
+      if (d->pci_bus_id()) f.pci_bus_id = d->pci_bus_id()->str();
+      if (d->uuid()) f.uuid = d->uuid()->str();
+      f.samples = d->samples();
+      f.util_mean_pct = d->util_mean_pct();
+      f.util_max_pct = d->util_max_pct();
+      f.memory_used_max_mib = unlessNegative(d->memory_used_max_mib());
+      if (d->energy_j() >= 0) f.energy_j = d->energy_j();
+      out.devices.push_back(std::move(f));
+    }
+  if (g->processes())
+    for (const auto* p : *g->processes())
+      out.processes.push_back(
+          GpuProcessFigures{p->pid(), p->device_index(), unlessNegative(p->memory_max_mib())});
+  return out;
+}
+
 struct Encoder {
   Fbb& b;
   Union operator()(const PrologStarted& e) {
@@ -48,9 +105,10 @@ struct Encoder {
         .Union();
   }
   Union operator()(const EpilogFinished& e) {
+    auto gpu = e.gpu ? encodeGpu(b, *e.gpu) : flatbuffers::Offset<fb::GpuFigures>();
     return fb::CreateEpilogFinished(b, e.job_id, castEnum<fb::JobResult>(e.result), e.duration_us,
                                     b.CreateString(e.message), e.cleanup_ok, e.appliance_seconds,
-                                    e.restart_count)
+                                    e.restart_count, gpu)
         .Union();
   }
   Union operator()(const AgentStarted& e) {
@@ -119,9 +177,10 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
     }
     case T::EpilogFinished: {
       auto* e = env.event_as_EpilogFinished();
-      return EpilogFinished{
-          e->job_id(),     castEnum<JobResult>(e->result()), e->duration_us(),  str(e->message()),
-          e->cleanup_ok(), e->appliance_seconds(),           e->restart_count()};
+      return EpilogFinished{e->job_id(),        castEnum<JobResult>(e->result()),
+                            e->duration_us(),   str(e->message()),
+                            e->cleanup_ok(),    e->appliance_seconds(),
+                            e->restart_count(), decodeGpu(e->gpu())};
     }
     case T::AgentStarted: {
       auto* e = env.event_as_AgentStarted();

@@ -512,6 +512,19 @@ void expectStateOfShape(const JobSummary& s, int n) {
   EXPECT_EQ(s.epilog_run, (n >= 8   ? Counts{{"sbn1", 1}, {"sbn2", 0}}
                            : n >= 6 ? Counts{{"sbn1", 1}, {"sbn2", 1}}
                                     : Counts{}));
+  // gpu: each node's devices.
+  ASSERT_EQ(s.gpu.size(), n >= 9 ? 1u : 0u);
+  if (n >= 9) {
+    const auto& devices = s.gpu.at("sbn1");
+    ASSERT_EQ(devices.size(), 2u);
+    EXPECT_EQ(devices[0].util_mean_pct, 31.5F);
+    EXPECT_EQ(devices[0].util_max_pct, 87u);
+    EXPECT_EQ(devices[0].memory_used_max_mib, std::optional<uint64_t>(40960));
+    EXPECT_EQ(devices[0].energy_j, std::optional<double>(12345.5));
+    EXPECT_EQ(devices[0].pci_bus_id, "0000:18:00.0");
+    EXPECT_EQ(devices[1].memory_used_max_mib, std::nullopt);
+    EXPECT_EQ(devices[1].energy_j, std::nullopt);
+  }
   EXPECT_TRUE(s.complete());
 }
 
@@ -527,6 +540,24 @@ TEST(SummaryState, EveryEarlierShapeIsReadWithItsValues) {
     auto again = fromStateJson(toStateJson(*s));
     ASSERT_TRUE(again.ok()) << file;
     EXPECT_EQ(*again, *s) << file;
+  }
+}
+
+// Every shape gives a comment of format 1; the GPU rows only where figures are.
+TEST(SummaryState, EveryShapeMakesAComment) {
+  int n = 0;
+  for (const char* file : kStateFiles) {
+    ++n;
+    auto s = fromStateJson(stateFile(file));
+    ASSERT_TRUE(s.ok()) << file;
+    auto j = nlohmann::json::parse(toCommentJson(*s));
+    EXPECT_EQ(j["v"], 1) << file;
+    EXPECT_EQ(j["result"], "failed") << file;
+    EXPECT_EQ(j.count("gpu"), n >= 9 ? 1u : 0u) << file;
+    if (n >= 9) {
+      EXPECT_EQ(j["gpu"]["sbn1"][0], nlohmann::json::parse("[0,32,87,40960,12346,12]"));
+      EXPECT_EQ(j["gpu"]["sbn1"][1], nlohmann::json::parse("[1,0,0,-1,-1,0]"));
+    }
   }
 }
 

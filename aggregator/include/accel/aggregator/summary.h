@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "accel/aggregator/gpu_summary.h"
 #include "accel/aggregator/node_lists.h"
 #include "accel/common/result.h"
 #include "accel/events/event.h"
@@ -73,6 +74,8 @@ struct JobSummary {
   // node -> why its prolog failed (the last failure it reported), each at
   // most kMaxErrorBytes; at most kMaxErrorNodes nodes, those first by name.
   std::map<std::string, std::string> errors;
+  // What the job did with its GPUs, per node (from each node's epilog).
+  GpuUse gpu;
   // Events of a new run that slurmctld has not confirmed yet, and every
   // later event of their senders for the job, in the order they came
   // (job_admission.h). Not part of the comment; stored with the state.

@@ -29,6 +29,8 @@
 
 namespace accel::agentd {
 
+class NodeTelemetry;
+
 struct Caller {
   uid_t uid = 0;
   pid_t pid = 0;
@@ -65,6 +67,10 @@ struct HandlerContext {
   // AggregatorQueryAddress is set: an EventsRequest goes to the event relay
   // (Dispatched::relay); unset: it is answered with how to read the events.
   bool relay_events = false;
+  // GPU telemetry (node_telemetry.h): the prolog registers a job's GPUs, the
+  // epilog puts its figures in EpilogFinished; null: none, status says so
+  // only when the daemon sets one that is not loaded.
+  NodeTelemetry* telemetry = nullptr;
 };
 
 // What to do with one request: send `reply`, or, for an EventsRequest when

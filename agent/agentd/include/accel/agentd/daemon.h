@@ -15,6 +15,7 @@
 //   NodeDrainer         node drains queued by prologs (its thread)
 //   ControlServer       the control sockets (the worker pool)
 //   metrics::HttpEndpoint  MetricsAddress (its thread)
+//   NodeTelemetry       GPU sampling through NVML, when it loads (its thread)
 // and, once after start, the stale-job sweep (a thread joined at stop).
 #include <signal.h>
 
@@ -35,6 +36,7 @@
 #include "accel/agentd/event_relay.h"
 #include "accel/agentd/fabric_setup.h"
 #include "accel/agentd/node_drain.h"
+#include "accel/agentd/node_telemetry.h"
 #include "accel/agentd/trash_remover.h"
 #include "accel/agentd/vendors.h"
 #include "accel/common/config.h"
@@ -56,6 +58,10 @@ struct DaemonOptions {
   // accel-agentd's fabric_setup.cpp, where the netlink adapter is linked);
   // unset: Fabric=yes is refused at start.
   FabricSetUp set_up_fabric;
+  // Opens the GPU telemetry source from NvmlLibrary (openNvml in
+  // accel-agentd's telemetry_setup.cpp, where the NVML adapter is linked);
+  // unset: a node without telemetry ("no NVML adapter in this daemon").
+  TelemetryOpen open_telemetry;
 };
 
 class Daemon {
@@ -93,6 +99,7 @@ class Daemon {
   ApplianceService::Options applianceOptions() const;
   Status startMetrics();
   Status startEventRelay();
+  void startTelemetry();
   void holdReserves();
   void noteReserves();
 
@@ -145,6 +152,8 @@ class Daemon {
   std::map<std::string, bool> reserve_held_;
   // MetricsAddress: the registry (the hooks' durations go here too).
   std::unique_ptr<AgentMetrics> metrics_ = std::make_unique<AgentMetrics>();
+  // GPU telemetry (its sampling thread); before control_, whose workers use it.
+  std::unique_ptr<NodeTelemetry> telemetry_;
   // The control sockets and their workers; after everything a request
   // reaches, so that they are joined before any of it goes.
   std::unique_ptr<ControlServer> control_;

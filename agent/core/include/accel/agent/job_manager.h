@@ -37,6 +37,7 @@ struct DeviceUse {
   std::string name;  // e.g. cuda0
   std::string kind;  // gpu, ipu, other
   uint32_t job_id = 0;
+  std::string pci_bus_id;  // the topology's, empty when none (GPU telemetry finds it by this)
 };
 
 // A job recovery brought to its end: a half-done prolog undone or a

@@ -80,6 +80,7 @@ class JobTelemetry {
   // The figures so far of a job being accounted.
   std::optional<JobFigures> snapshot(uint32_t job_id) const;
   bool empty() const { return jobs_.empty(); }
+  size_t jobCount() const { return jobs_.size(); }
 
   // Adds one sample of the node's devices to every job accounted. Processes
   // are attributed with `job_of`; one on a held device whose job is not

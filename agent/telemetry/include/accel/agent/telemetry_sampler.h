@@ -62,6 +62,8 @@ class TelemetrySampler {
     int64_t cpu_ns = 0;      // CPU time of the thread spent sampling
     std::string last_error;  // the last failure, whole or of one device
     bool running = false;
+    int64_t last_sample_ns = 0;  // wall time the last sample took
+    size_t jobs = 0;             // jobs accounted now
   };
   State state() const;
 

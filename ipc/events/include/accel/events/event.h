@@ -9,6 +9,7 @@
 // Field meanings follow schemas/events.fbs; a field left at its initial value
 // is sent as the schema's default.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -50,6 +51,39 @@ struct PrologFinished {
   bool operator==(const PrologFinished&) const = default;
 };
 
+// What a job did with one GPU of the node (schemas/events.fbs,
+// GpuDeviceFigures); unset: never read.
+struct GpuDeviceFigures {
+  uint32_t index = 0;
+  std::string pci_bus_id{};
+  std::string uuid{};
+  uint64_t samples = 0;
+  float util_mean_pct = 0;
+  uint32_t util_max_pct = 0;
+  std::optional<uint64_t> memory_used_max_mib{};
+  std::optional<double> energy_j{};
+  bool operator==(const GpuDeviceFigures&) const = default;
+};
+
+struct GpuProcessFigures {
+  uint32_t pid = 0;
+  uint32_t device_index = 0;
+  std::optional<uint64_t> memory_max_mib{};
+  bool operator==(const GpuProcessFigures&) const = default;
+};
+
+// A job's GPU figures on one node. The codec keeps the schema's bounds:
+// kMaxDevices devices and kMaxProcesses processes, the rest counted.
+struct GpuFigures {
+  static constexpr size_t kMaxDevices = 16;
+  static constexpr size_t kMaxProcesses = 64;
+  uint64_t samples = 0;
+  std::vector<GpuDeviceFigures> devices{};
+  std::vector<GpuProcessFigures> processes{};
+  uint32_t processes_left_out = 0;
+  bool operator==(const GpuFigures&) const = default;
+};
+
 struct EpilogFinished {
   uint32_t job_id = 0;
   JobResult result = JobResult::kOk;
@@ -57,7 +91,8 @@ struct EpilogFinished {
   std::string message{};
   bool cleanup_ok = true;
   uint64_t appliance_seconds = 0;
-  uint32_t restart_count = 0;  // the run this epilog ends
+  uint32_t restart_count = 0;       // the run this epilog ends
+  std::optional<GpuFigures> gpu{};  // unset: no GPU figures (no NVML, or no GPU of the job)
   bool operator==(const EpilogFinished&) const = default;
 };
 

@@ -4,7 +4,7 @@
 // uses CURVE). Prints JSON. Usage: ingest_bench [EVENTS] [RUNS] [--ingest-only]
 // (--ingest-only: no baselines, for profiling the aggregator alone).
 //
-//   ingest_bench [EVENTS] [RUNS] --flood [SOCKETS] [--unguarded]
+//   ingest_bench [EVENTS] [RUNS] --flood [SOCKETS] [--unguarded] [--flooder-cpu PERCENT]
 //
 // Ingest while a stranger floods the node socket with CURVE handshakes
 // (hello_flood.h), as a ratio to ingest without the flood in the same run:
@@ -12,6 +12,9 @@
 // 127.0.0.2 in a child process of its own (its CPU is reported apart).
 // --unguarded: the server as it was before its bounds on strangers (one I/O
 // thread, libzmq's 30 s handshake deadline, no bound per address).
+// --flooder-cpu: the stranger is held to PERCENT of one core in a cpu cgroup
+// of its own (hello_flood.h: CpuQuota), as if it ran on another machine;
+// its connections still reach the aggregator, and are counted.
 //
 // Why the baseline is fair: it moves the same number of messages of the same
 // size over the same transport, with the same threads (one context per
@@ -35,6 +38,7 @@
 
 #include "accel/events/codec.h"
 #include "aggregator_fixture.h"
+#include "hello_flood.h"
 #include "temp_dir.h"
 
 namespace {
@@ -210,75 +214,6 @@ class TcpAggregator {
   std::thread thread_;
 };
 
-// The stranger: a child process, forked while the caller has one thread,
-// that waits for start() and then, from 127.0.0.2, opens `sockets` DEALERs
-// with keys of their own every 20 ms, each replacing the last (libzmq does
-// not try again after a refusal), until stop().
-class Flooder {
- public:
-  Flooder() {
-    if (::pipe(go_) != 0) std::abort();
-    pid_ = ::fork();
-    if (pid_ == 0) child();
-    ::close(go_[0]);
-  }
-  ~Flooder() {
-    if (pid_ > 0) (void)stop();
-  }
-  void start(const std::string& host_port, const std::string& server_key, int sockets) {
-    std::string line = host_port + " " + server_key + " " + std::to_string(sockets) + "\n";
-    if (::write(go_[1], line.data(), line.size()) != ssize_t(line.size())) std::abort();
-  }
-  // Ends the flood; returns the CPU seconds the child used.
-  double stop() {
-    ::close(go_[1]);
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    rusage u{};
-    ::wait4(pid_, &status, 0, &u);
-    pid_ = -1;
-    auto secs = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
-    return secs(u.ru_utime) + secs(u.ru_stime);
-  }
-
- private:
-  [[noreturn]] void child() {
-    ::close(go_[1]);
-    char buf[256] = {};
-    ssize_t n = ::read(go_[0], buf, sizeof buf - 1);
-    if (n <= 0) ::_exit(0);
-    char host_port[128] = {}, key[64] = {};
-    int sockets = 0;
-    if (std::sscanf(buf, "%127s %63s %d", host_port, key, &sockets) != 3) ::_exit(1);
-    rlimit fd{};
-    ::getrlimit(RLIMIT_NOFILE, &fd);
-    fd.rlim_cur = fd.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &fd);
-    zmq::context_t ctx(2);
-    std::string via = std::string("tcp://127.0.0.2:0;") + host_port;
-    while (true) {
-      std::vector<std::unique_ptr<zmq::socket_t>> round;
-      for (int i = 0; i < sockets; ++i) {
-        auto keys = *event::generateCurveKeyPair();
-        try {  // out of descriptors for a moment: the next round tries again
-          auto d = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
-          d->set(zmq::sockopt::linger, 0);
-          d->set(zmq::sockopt::curve_serverkey, std::string(key));
-          d->set(zmq::sockopt::curve_publickey, keys.public_key);
-          d->set(zmq::sockopt::curve_secretkey, keys.secret_key);
-          d->connect(via);
-          round.push_back(std::move(d));
-        } catch (const zmq::error_t&) {
-          break;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-  int go_[2] = {-1, -1};
-  pid_t pid_ = -1;
-};
-
 }  // namespace accel::bench
 
 namespace {
@@ -287,6 +222,8 @@ namespace {
 struct FloodRun {
   Rate alone, flooded;
   uint64_t refused = 0, cut = 0;  // by ZAP, and on accept, during the flooded part
+  uint64_t connections = 0;       // the stranger's, during the flooded part
+  uint64_t throttled = 0;         // periods its CPU bound held it back, whole run
   double flooder_cpu_s = 0;
 };
 
@@ -325,10 +262,10 @@ Rate tcpIngest(accel::bench::TcpAggregator& agg, size_t total, uint64_t epoch) {
 }
 
 // One run: ingest alone, then (same aggregator, fresh epochs) under the flood.
-FloodRun floodRun(size_t total, uint64_t epoch, int sockets, bool unguarded) {
+FloodRun floodRun(size_t total, uint64_t epoch, int sockets, bool unguarded, int flooder_cpu) {
   std::vector<std::string> names;
   for (size_t i = 0; i < kNodes; ++i) names.push_back("node" + std::to_string(i));
-  accel::bench::Flooder flooder;  // forked while this process has one thread
+  accel::bench::Flooder flooder(flooder_cpu);  // forked while this process has one thread
   accel::bench::TcpAggregator agg(names, unguarded);
   FloodRun out;
   out.alone = tcpIngest(agg, total, epoch * 2);
@@ -336,7 +273,10 @@ FloodRun floodRun(size_t total, uint64_t epoch, int sockets, bool unguarded) {
   std::this_thread::sleep_for(std::chrono::seconds(1));  // the flood under way
   uint64_t refused0 = agg.metrics().rejected[size_t(accel::aggregator::Reject::kUnknownKey)];
   uint64_t cut0 = agg.metrics().rejected[size_t(accel::aggregator::Reject::kAddressLimit)];
+  uint64_t connections0 = flooder.connections();
   out.flooded = tcpIngest(agg, total, epoch * 2 + 1);
+  out.connections = flooder.connections() - connections0;
+  out.throttled = flooder.throttled();
   out.refused = agg.metrics().rejected[size_t(accel::aggregator::Reject::kUnknownKey)] - refused0;
   out.cut = agg.metrics().rejected[size_t(accel::aggregator::Reject::kAddressLimit)] - cut0;
   out.flooder_cpu_s = flooder.stop();
@@ -375,20 +315,23 @@ std::string loadAverage() {
 
 }  // namespace
 
-int floodMain(size_t total, int runs, int sockets, bool unguarded);
+int floodMain(size_t total, int runs, int sockets, bool unguarded, int flooder_cpu);
 
 int main(int argc, char** argv) {
   if (argc > 3 && std::strcmp(argv[3], "--flood") == 0) {
     int sockets = 64;
     bool unguarded = false;
+    int flooder_cpu = 0;
     for (int i = 4; i < argc; ++i) {
       if (std::strcmp(argv[i], "--unguarded") == 0)
         unguarded = true;
+      else if (std::strcmp(argv[i], "--flooder-cpu") == 0 && i + 1 < argc)
+        flooder_cpu = std::atoi(argv[++i]);
       else
         sockets = std::atoi(argv[i]);
     }
     return floodMain(argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 400000,
-                     argc > 2 ? std::atoi(argv[2]) : 3, sockets, unguarded);
+                     argc > 2 ? std::atoi(argv[2]) : 3, sockets, unguarded, flooder_cpu);
   }
   size_t total = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 400000;
   int runs = argc > 2 ? std::atoi(argv[2]) : 3;
@@ -434,11 +377,12 @@ int main(int argc, char** argv) {
   return 0;
 }
 
-int floodMain(size_t total, int runs, int sockets, bool unguarded) {
-  std::vector<double> alone, flooded, ratio, refused, cut, flooder_cpu, alone_cpu, flooded_cpu;
+int floodMain(size_t total, int runs, int sockets, bool unguarded, int flooder_cpu_bound) {
+  std::vector<double> alone, flooded, ratio, refused, cut, flooder_cpu, alone_cpu, flooded_cpu,
+      connections, throttled;
   std::string load_before = loadAverage();
   for (int r = 0; r < runs; ++r) {
-    FloodRun f = floodRun(total, uint64_t(r + 1), sockets, unguarded);
+    FloodRun f = floodRun(total, uint64_t(r + 1), sockets, unguarded, flooder_cpu_bound);
     alone.push_back(f.alone.per_s);
     flooded.push_back(f.flooded.per_s);
     ratio.push_back(f.flooded.per_s / f.alone.per_s);
@@ -447,6 +391,8 @@ int floodMain(size_t total, int runs, int sockets, bool unguarded) {
     flooder_cpu.push_back(f.flooder_cpu_s);
     alone_cpu.push_back(f.alone.cpu_us);
     flooded_cpu.push_back(f.flooded.cpu_us);
+    connections.push_back(double(f.connections));
+    throttled.push_back(double(f.throttled));
   }
   nlohmann::ordered_json j;
   j["benchmark"] = "aggregator_ingest_under_hello_flood";
@@ -455,6 +401,9 @@ int floodMain(size_t total, int runs, int sockets, bool unguarded) {
   j["flood_sockets"] = sockets;
   j["server"] = unguarded ? "unguarded (1 I/O thread, 30 s handshakes, no bound per address)"
                           : "defaults (2 I/O threads, 3 s handshakes, 16 per address)";
+  j["flooder_cpu_bound"] = flooder_cpu_bound > 0
+                               ? std::to_string(flooder_cpu_bound) + " % of one core (cpu cgroup)"
+                               : std::string("none (it shares this machine's cores)");
   j["load_average"] = {load_before, loadAverage()};
   j["ingest_alone_events_per_s"] = figures(alone);
   j["ingest_flooded_events_per_s"] = figures(flooded);
@@ -467,6 +416,8 @@ int floodMain(size_t total, int runs, int sockets, bool unguarded) {
   j["zap_refusals_during_flood"] = refused;  // handshakes of the stranger that reached ZAP
   j["cut_on_accept_during_flood"] = cut;     // its connections cut before any handshake work
   j["flooder_cpu_s"] = flooder_cpu;          // the child's, whole run
+  j["flooder_connections_during_flood"] = connections;  // sockets the stranger opened
+  j["flooder_throttled_periods"] = throttled;           // 100 ms periods its bound held it back
   j["targets"] = {{"ratio", 0.8}};
   std::printf("%s\n", j.dump(2).c_str());
   return 0;

@@ -1,11 +1,14 @@
 // A fleet of simulated nodes against one real accel-aggregatord over TCP
 // loopback: steady state, the aggregator killed (SIGKILL) and restarted (the
 // reconnect storm), then catch-up. Prints one line:
-//   scale: nodes=N events_per_s=E lag_p99=S storm=S lost=L duplicates=D
-// and a second one with the aggregator's memory and descriptors per node.
+//   scale: nodes=N events_per_s=E lag_p99=S storm=S lost=L duplicates=D links_up=U
+//          sim_links_up=V sim_cpu=C link_p50=S link_p99=S
+// a second one with the aggregator's memory and descriptors per node, and a
+// third with the links and the simulator's own CPU.
 //
 //   scale_bench --aggregatord PATH --nodes N [--farms F] [--steady S] [--catchup S]
 //               [--down S] [--jobs-per-s R] [--heartbeat S] [--json FILE]
+//               [--aggregator-set KEY=VALUE]... [--farm-nice N]
 //
 // Each simulated node is the agent's real event path: its own CURVE key on
 // the aggregator's allow list, its own Outbox (spool on tmpfs, DEALER socket,
@@ -23,6 +26,18 @@
 // time from the restart until every node has its events published before the
 // restart acknowledged; lost and duplicates compare what every node published
 // with what the database holds, once everything is acknowledged at the end.
+// At the end of the steady phase: links_up is the aggregator's count of node
+// connections (its accel_aggregator_nodes_connected), sim_links_up the
+// outboxes whose link is up as the farms see it; sim_cpu the farms' CPU over
+// the steady phase in cores (what the simulator takes from the machine the
+// aggregator runs on); link_p50/p99 the time from an outbox's start to the end
+// of its first CURVE handshake, over the nodes (LinkWatch, 50 ms steps).
+// The farms run at nice --farm-nice (default 19): the nodes stand for other
+// machines, and 50,000 runnable threads at the aggregator's priority would
+// starve its three (the CPU it would lose to them is not a site's). Their
+// own CPU is still measured and reported (sim_cpu). Steady state begins once
+// the aggregator counts every node connected (at most 120 s after the farms
+// are up; converge_s says when), then one heartbeat interval later.
 // Root: the fleet needs more threads than the default pid_max allows and more
 // descriptors than the default soft limit; both are raised (and said).
 #include <arpa/inet.h>
@@ -59,12 +74,17 @@
 #include "accel/events/curve_keys.h"
 #include "accel/events/outbox.h"
 #include "process_util.h"
+#include "sim_links.h"
 #include "sim_node.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using accel::wallNs;
+using accel::bench::aggregatorLinks;
+using accel::bench::askFarmsForLinks;
+using accel::bench::FleetLinks;
+using accel::bench::quantile;
 using accel::support::accepts;
 using accel::support::cpuSeconds;
 using accel::support::footprint;
@@ -87,26 +107,32 @@ std::string nodeName(size_t i) {
 
 // ---------------------------------------------------------------- the farm
 
-std::atomic<bool> g_snapshot{false}, g_stop{false};
+std::atomic<bool> g_snapshot{false}, g_links{false}, g_stop{false};
 
-// farm DIR SPOOL_ROOT FIRST COUNT ENDPOINT JOBS_PER_S HEARTBEAT_S
+// farm DIR SPOOL_ROOT FIRST COUNT ENDPOINT JOBS_PER_S HEARTBEAT_S NICE
 int farmMain(int argc, char** argv) {
-  if (argc != 9) die("farm: bad arguments");
+  if (argc != 10) die("farm: bad arguments");
+  // Before any thread: the outboxes' threads inherit it.
+  if (setpriority(PRIO_PROCESS, 0, std::stoi(argv[9])) != 0) die("farm: setpriority failed");
   const std::string dir = argv[2], spool_root = argv[3], endpoint = argv[6];
   const size_t first = std::stoul(argv[4]), count = std::stoul(argv[5]);
   const double jobs_per_s = std::stod(argv[7]);
   const int64_t heartbeat_ns = std::stoll(argv[8]) * 1'000'000'000;
   const std::string status = dir + "/farm" + std::to_string(first);
   signal(SIGUSR1, [](int) { g_snapshot = true; });
+  signal(SIGUSR2, [](int) { g_links = true; });
   signal(SIGTERM, [](int) { g_stop = true; });
 
   auto server = accel::event::loadPublicKey(dir + "/aggregator.pub");
   if (!server.ok()) die(server.error().message());
   std::vector<std::unique_ptr<accel::event::Outbox>> boxes;
+  auto links = std::make_unique<accel::bench::LinkWatch>(count);
   for (size_t i = first; i < first + count; ++i) {
+    const int64_t started = accel::monoNs();
     auto box = accel::bench::startSimulatedNode(nodeName(i), dir + "/keys",
                                                 spool_root + "/" + nodeName(i), endpoint, *server);
     if (!box.ok()) die(box.error().message());
+    links->add(box->get(), started);
     boxes.push_back(std::move(*box));
   }
   (void)accel::writeFileAtomic(status + ".ready", "1\n", 0644, {},
@@ -166,6 +192,9 @@ int farmMain(int argc, char** argv) {
       publish(n, accel::event::StepEnded{.job_id = job, .step_id = 0});
       publish(n, accel::event::EpilogFinished{.job_id = job, .duration_us = 700});
     }
+    if (g_links.exchange(false))
+      (void)accel::writeFileAtomic(status + ".links", links->report(), 0644, {},
+                                   accel::Durability::kProcessCrash);
     // The restart: from now on, has every node its earlier events acknowledged?
     if (g_snapshot.exchange(false)) {
       snapshot.clear();
@@ -205,6 +234,7 @@ int farmMain(int argc, char** argv) {
            std::to_string(s.attempts) + "\n";
   }
   (void)accel::writeFileAtomic(status + ".result", out, 0644, {}, accel::Durability::kProcessCrash);
+  links.reset();  // before the outboxes it reads
   boxes.clear();
   return 0;
 }
@@ -266,10 +296,30 @@ void raiseLimits(size_t nodes) {
   }
 }
 
+// Dies when the aggregator has ended by itself: the figures of a fleet
+// talking to nothing would mean nothing. The farms are ended first.
+void checkAlive(pid_t agg, const std::string& when, const std::string& dir,
+                const std::vector<pid_t>& farms) {
+  int st = 0;
+  if (waitpid(agg, &st, WNOHANG) != agg) return;
+  for (pid_t p : farms) kill(p, SIGKILL);
+  for (pid_t p : farms) waitpid(p, nullptr, 0);
+  die("the aggregator ended " + when + " (" +
+      (WIFSIGNALED(st) ? "signal " + std::to_string(WTERMSIG(st))
+                       : "status " + std::to_string(WEXITSTATUS(st))) +
+      "); see " + dir + "/aggregator.log");
+}
+
+double cpuSeconds(const std::vector<pid_t>& pids) {
+  double sum = 0;
+  for (pid_t p : pids) sum += cpuSeconds(p);
+  return sum;
+}
+
 int coordinatorMain(int argc, char** argv) {
-  std::string aggregatord, json_out;
+  std::string aggregatord, json_out, extra_conf;
   size_t nodes = 1000, farms = 0;
-  int steady_s = 30, catchup_s = 10, down_s = 1, heartbeat_s = 10;
+  int steady_s = 30, catchup_s = 10, down_s = 1, heartbeat_s = 10, farm_nice = 19;
   double jobs_per_s = 500;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -295,6 +345,10 @@ int coordinatorMain(int argc, char** argv) {
       heartbeat_s = std::stoi(value());
     else if (a == "--json")
       json_out = value();
+    else if (a == "--farm-nice")
+      farm_nice = std::stoi(value());
+    else if (a == "--aggregator-set")  // a line of its accel-aggregator.conf, for comparisons
+      extra_conf += value() + "\n";
     else
       die("unknown argument " + a);
   }
@@ -325,13 +379,16 @@ int coordinatorMain(int argc, char** argv) {
     std::ofstream(dir + "/nodes/" + nodeName(i) + ".pub") << keys->public_key << "\n";
   }
   const uint16_t port = freePort();
+  uint16_t metrics_port = freePort();
+  while (metrics_port == port) metrics_port = freePort();
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(port);
   std::ofstream(dir + "/agg.conf")
       << "Listen=" << endpoint << "\nSecretKeyFile=" << dir
       << "/aggregator.key\nAllowListDir=" << dir << "/nodes\nDatabase=" << dir
       << "/events.db\nWriteComments=no\nLogLevel=warning\n"
       // The whole fleet comes from 127.0.0.1: no bound per source address.
-      << "ConnectionsPerAddress=0\n";
+      << "ConnectionsPerAddress=0\nMetricsAddress=127.0.0.1:" << metrics_port << "\n"
+      << extra_conf;
   auto startAggregator = [&] {
     pid_t pid = spawn({aggregatord, "--config", dir + "/agg.conf"}, dir + "/aggregator.log");
     if (!waitFor([&] { return accepts(port); }, 60s))
@@ -350,7 +407,7 @@ int coordinatorMain(int argc, char** argv) {
     farm_pids.push_back(
         spawn({self, "farm", dir, spools, std::to_string(first), std::to_string(count), endpoint,
                std::to_string(jobs_per_s * static_cast<double>(count) / static_cast<double>(nodes)),
-               std::to_string(heartbeat_s)},
+               std::to_string(heartbeat_s), std::to_string(farm_nice)},
               dir + "/farm" + std::to_string(first) + ".log"));
     first += count;
   }
@@ -364,15 +421,33 @@ int coordinatorMain(int argc, char** argv) {
           600s))
     die("the farms did not start; see " + dir);
   std::fprintf(stderr, "scale_bench: %zu nodes in %zu farms started\n", nodes, farms);
-  // Steady state, once every node had the time to connect.
+  // Steady state: once the aggregator counts every node connected (or after
+  // 120 s: then links_up says how far it got), and a heartbeat interval more
+  // for the backlog of the connecting phase to drain.
+  const int64_t farms_up = wallNs();
+  double converge_s = -1;
+  // Scraped once a second: a scrape renders every node's lines.
+  for (int i = 0; i < 120 && converge_s < 0; ++i) {
+    if (aggregatorLinks(metrics_port) >= int64_t(nodes))
+      converge_s = static_cast<double>(wallNs() - farms_up) / 1e9;
+    else
+      std::this_thread::sleep_for(1s);
+  }
   std::this_thread::sleep_for(std::chrono::seconds(std::max(5, heartbeat_s)));
   const int64_t steady_start = wallNs();
-  const double cpu_start = cpuSeconds(agg);
+  const double cpu_start = cpuSeconds(agg), sim_cpu_start = cpuSeconds(farm_pids);
   std::this_thread::sleep_for(std::chrono::seconds(steady_s));
   const int64_t steady_end = wallNs();
-  const double cpu_steady =
-      (cpuSeconds(agg) - cpu_start) * 1e9 / static_cast<double>(steady_end - steady_start);
+  const double steady_ns = static_cast<double>(steady_end - steady_start);
+  const double cpu_steady = (cpuSeconds(agg) - cpu_start) * 1e9 / steady_ns;
+  const double sim_cpu = (cpuSeconds(farm_pids) - sim_cpu_start) * 1e9 / steady_ns;
+  checkAlive(agg, "during the steady state", dir, farm_pids);
   auto [rss1, fds1] = footprint(agg);
+  const int64_t links_up = aggregatorLinks(metrics_port);
+  const FleetLinks sim_links = askFarmsForLinks(dir, firsts, farm_pids);
+  const double link_p50 = quantile(sim_links.first_link_s, 0.50),
+               link_p99 = quantile(sim_links.first_link_s, 0.99),
+               link_max = quantile(sim_links.first_link_s, 1.0);
 
   // The storm.
   kill(agg, SIGKILL);
@@ -381,6 +456,12 @@ int coordinatorMain(int argc, char** argv) {
   const int64_t restart = wallNs();
   agg = spawn({aggregatord, "--config", dir + "/agg.conf"}, dir + "/aggregator.log");
   for (pid_t p : farm_pids) kill(p, SIGUSR1);
+  // How long the restarted aggregator takes to listen again (opening its
+  // database): the nodes' attempts meanwhile are refused, and each refusal
+  // doubles their back-off.
+  double relisten_s = -1;
+  if (waitFor([&] { return accepts(port); }, 60s))
+    relisten_s = static_cast<double>(wallNs() - restart) / 1e9;
   double storm_s = -1;
   if (waitFor(
           [&] {
@@ -396,6 +477,7 @@ int coordinatorMain(int argc, char** argv) {
     storm_s = static_cast<double>(last - restart) / 1e9;
   }
   std::this_thread::sleep_for(std::chrono::seconds(catchup_s));
+  checkAlive(agg, "after its restart", dir, farm_pids);
   auto [rss2, fds2] = footprint(agg);
 
   // The end: every farm drains its nodes and reports.
@@ -431,9 +513,11 @@ int coordinatorMain(int argc, char** argv) {
   const int64_t duplicates = stored - distinct;
 
   std::printf(
-      "scale: nodes=%zu events_per_s=%.0f lag_p99=%.3f storm=%.1f lost=%lld duplicates=%lld\n",
+      "scale: nodes=%zu events_per_s=%.0f lag_p99=%.3f storm=%.1f lost=%lld duplicates=%lld "
+      "links_up=%lld sim_links_up=%zu sim_cpu=%.2f link_p50=%.3f link_p99=%.3f converge=%.1f\n",
       nodes, events_per_s, static_cast<double>(lag_p99_ns) / 1e9, storm_s,
-      static_cast<long long>(lost), static_cast<long long>(duplicates));
+      static_cast<long long>(lost), static_cast<long long>(duplicates),
+      static_cast<long long>(links_up), sim_links.up, sim_cpu, link_p50, link_p99, converge_s);
   const double per_node_kib =
       static_cast<double>(rss1 - std::min(rss1, rss0)) / static_cast<double>(nodes);
   const double per_node_fds =
@@ -448,6 +532,13 @@ int coordinatorMain(int argc, char** argv) {
       static_cast<unsigned long long>(rss2), static_cast<unsigned long long>(fds2), cpu_steady,
       static_cast<unsigned long long>(published), static_cast<unsigned long long>(backlog),
       static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(attempts));
+  std::printf(
+      "scale: at the end of the steady phase the aggregator counted %lld node connections, the "
+      "farms %zu links up (%zu farms of %zu answered, %zu nodes never linked); first link "
+      "p50=%.3f s p99=%.3f s max=%.3f s; simulator cpu=%.2f cores, aggregator %.2f; the "
+      "restarted aggregator listened after %.1f s\n",
+      static_cast<long long>(links_up), sim_links.up, sim_links.farms_answered, farms,
+      sim_links.never, link_p50, link_p99, link_max, sim_cpu, cpu_steady, relisten_s);
   if (!json_out.empty()) {
     nlohmann::json j = {{"nodes", nodes},
                         {"farms", farms},
@@ -471,7 +562,17 @@ int coordinatorMain(int argc, char** argv) {
                         {"fds_after_storm", fds2},
                         {"rss_per_node_kib", per_node_kib},
                         {"fds_per_node", per_node_fds},
-                        {"cpu_steady_cores", cpu_steady}};
+                        {"cpu_steady_cores", cpu_steady},
+                        {"links_up", links_up},
+                        {"sim_links_up", sim_links.up},
+                        {"sim_never_linked", sim_links.never},
+                        {"sim_cpu_steady_cores", sim_cpu},
+                        {"first_link_p50_s", link_p50},
+                        {"first_link_p99_s", link_p99},
+                        {"first_link_max_s", link_max},
+                        {"converge_s", converge_s},
+                        {"relisten_s", relisten_s},
+                        {"farm_nice", farm_nice}};
     std::ofstream(json_out) << j.dump(2) << "\n";
   }
   (void)accel::removeTree(spools);

@@ -7,11 +7,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <array>
 #include <atomic>
 #include <memory>
 #include <thread>
 
+#include "accel/aggregator/accept_failure_log.h"
 #include "accel/aggregator/allow_list.h"
 #include "accel/aggregator/cli.h"
 #include "accel/aggregator/comment_writer.h"
@@ -131,41 +131,6 @@ class RefusalLog {
   uint64_t suppressed_ = 0;
 };
 
-// Failed accepts (EMFILE above all): libzmq tries the accept again at once, so
-// they come by the thousand while the limit is reached. One line a minute at
-// most says how many there were and what to raise; the links already open
-// go on being served.
-class AcceptFailureLog {
- public:
-  explicit AcceptFailureLog(uint64_t fd_limit) : fd_limit_(fd_limit) {}
-  void check(const Metrics& m, std::chrono::steady_clock::time_point now) {
-    if (now - last_ < std::chrono::minutes(1)) return;
-    std::array<uint64_t, size_t(AcceptFailure::kCount)> seen{};
-    uint64_t more = 0;
-    for (size_t i = 0; i < seen.size(); ++i)
-      seen[i] = m.accept_failures[i].load(), more += seen[i] - logged_[i];
-    if (more == 0) return;
-    std::string why;
-    auto add = [&](AcceptFailure f, const std::string& what) {
-      uint64_t n = seen[size_t(f)] - logged_[size_t(f)];
-      if (n > 0) why += (why.empty() ? "" : "; ") + std::to_string(n) + " " + what;
-    };
-    add(AcceptFailure::kEmfile, "for want of descriptors (EMFILE: this process's limit of " +
-                                    std::to_string(fd_limit_) + " is reached; raise LimitNOFILE)");
-    add(AcceptFailure::kEnfile, "for want of descriptors system-wide (ENFILE: fs.file-max)");
-    add(AcceptFailure::kOther, "for other reasons");
-    log::error("network: connections not accepted: " + why +
-               "; the links already open are still served");
-    logged_ = seen;
-    last_ = now;
-  }
-
- private:
-  uint64_t fd_limit_;
-  std::array<uint64_t, size_t(AcceptFailure::kCount)> logged_{};
-  std::chrono::steady_clock::time_point last_{};
-};
-
 }  // namespace
 
 // Every node holds a connection, and with it a descriptor: the soft limit
@@ -232,7 +197,7 @@ int runDaemon(const AggregatorConfig& c, const AccountingFactory& make_accountin
        last_error = last_status - std::chrono::hours(1);
   timespec zero{};
   RefusalLog refusals;
-  AcceptFailureLog accept_failures(fd_limit);
+  AcceptFailureLog accept_failures(fd_limit, systemClock());
   while (true) {
     int sig = sigtimedwait(&sigs, nullptr, &zero);
     if (sig == SIGTERM || sig == SIGINT) break;
@@ -241,7 +206,7 @@ int runDaemon(const AggregatorConfig& c, const AccountingFactory& make_accountin
     auto now = std::chrono::steady_clock::now();
     refusals.add(**server, now);
     refusals.addUnconfirmed(ingestor);
-    accept_failures.check(metrics, now);
+    accept_failures.check(metrics);
     if (!s.ok() && now - last_error > std::chrono::seconds(10)) {
       log::error("ingest: batch not stored (agents will resend): " + s.error().message());
       last_error = now;

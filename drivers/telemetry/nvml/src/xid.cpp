@@ -1,28 +1,13 @@
 #include "accel/nvml/xid.h"
 
-#include <algorithm>
-#include <cctype>
-#include <cstdio>
+#include <climits>
+
+#include "accel/telemetry/telemetry_source.h"
 
 namespace accel::nvml {
 namespace {
 
-bool isHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
-
-// `n` to `m` hex digits from the front of `s`, consumed.
-std::optional<uint32_t> takeHex(std::string_view& s, size_t n, size_t m) {
-  size_t len = 0;
-  while (len < s.size() && len < m && isHex(s[len])) ++len;
-  if (len < n || (len < s.size() && isHex(s[len]))) return std::nullopt;
-  uint32_t v = 0;
-  for (size_t i = 0; i < len; ++i) {
-    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
-    v = v * 16 + static_cast<uint32_t>(isDigit(c) ? c - '0' : c - 'a' + 10);
-  }
-  s.remove_prefix(len);
-  return v;
-}
 
 // A decimal of at most 10 digits that fits 32 bits, consumed.
 std::optional<uint32_t> takeDecimal(std::string_view& s) {
@@ -66,20 +51,17 @@ std::optional<XidReport> parseXidLine(std::string_view line) {
   if (at == std::string_view::npos) return std::nullopt;
   std::string_view s = line.substr(at + 11);
   (void)take(s, "PCI:");
-  // domain (4 or 8 digits), bus, device: "0000:3b:00"
-  auto domain = takeHex(s, 4, 8);
-  if (!domain || *domain > 0xffff || !take(s, ":")) return std::nullopt;
-  auto bus = takeHex(s, 2, 2);
-  if (!bus || !take(s, ":")) return std::nullopt;
-  auto device = takeHex(s, 2, 2);
-  if (!device || *device > 0x1f || !take(s, "): ")) return std::nullopt;
+  // The device, "dddd:bb:dd" (a 4- or 8-digit domain): a bus id without its function.
+  const size_t close = s.find("): ");
+  if (close == std::string_view::npos || close > 16) return std::nullopt;
+  auto bus_id = telemetry::normalizePciBusId(std::string(s.substr(0, close)) + ".0");
+  if (!bus_id) return std::nullopt;
+  s.remove_prefix(close + 3);
   auto code = takeDecimal(s);
   if (!code) return std::nullopt;
   XidReport r;
   r.code = *code;
-  char address[16];
-  std::snprintf(address, sizeof address, "%04x:%02x:%02x", *domain, *bus, *device);
-  r.device = address;
+  r.device = bus_id->substr(0, bus_id->size() - 2);
   if (!take(s, ", ") && !s.empty()) return std::nullopt;
   // Newer drivers: pid=N (or '<unknown>'), name=NAME, then the text.
   if (s.starts_with("pid=")) {

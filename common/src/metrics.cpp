@@ -46,11 +46,16 @@ std::vector<double> secondsBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 }
 
+struct SeriesFn {
+  std::vector<std::string> labels;
+  std::function<Registry::Series()> read;
+};
+
 struct Registry::Entry {
   std::string name, help;
   const char* type;
   std::variant<std::monostate, std::unique_ptr<Family<Counter>>, std::unique_ptr<Family<Gauge>>,
-               std::function<double()>, std::unique_ptr<Family<Histogram>>>
+               std::function<double()>, std::unique_ptr<Family<Histogram>>, SeriesFn>
       metric;
 };
 
@@ -92,6 +97,11 @@ Gauge& Registry::gauge(const std::string& name, const std::string& help) {
 void Registry::gaugeFn(const std::string& name, const std::string& help,
                        std::function<double()> read) {
   add(name, help, "gauge").metric = std::move(read);
+}
+
+void Registry::gaugesFn(const std::string& name, const std::string& help,
+                        std::vector<std::string> labels, std::function<Series()> read) {
+  add(name, help, "gauge").metric = SeriesFn{std::move(labels), std::move(read)};
 }
 
 Family<Histogram>& Registry::histograms(const std::string& name, const std::string& help,
@@ -188,6 +198,11 @@ std::string Registry::render(Format format) const {
       });
     } else if (auto* read = std::get_if<std::function<double()>>(&e->metric)) {
       sample(out, e->name, "", formatValue((*read)()));
+    } else if (auto* series = std::get_if<SeriesFn>(&e->metric)) {
+      for (auto& [values, value] : series->read()) {
+        values.resize(series->labels.size());
+        sample(out, e->name, labelSet(series->labels, values), formatValue(value));
+      }
     } else if (auto* h = std::get_if<std::unique_ptr<Family<Histogram>>>(&e->metric)) {
       (*h)->each([&](const auto& values, const Histogram& hist) {
         const auto& names = (*h)->labelNames();

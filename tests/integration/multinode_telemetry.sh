@@ -10,7 +10,8 @@
 #     and on average at most that, memory about 22 GB, energy above zero;
 #     The job's summary in AdminComment has the same figures as its row for that node, and
 #     `accelctl events --json` shows them to the job's owner;
-#  3. once it ended, no job is sampled on the node.
+#     While it runs, the node's metrics show its GPU at 60% and 0 s idle;
+#  3. once it ended, no job is sampled on the node and its series are gone from the metrics.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -68,6 +69,19 @@ until t=$(telemetry) && (($(jq -r '.samples' <<<"$t") >= samples_before + 3)); d
     sleep 0.3
 done
 expect_eq "jobs sampled while job $job runs" 1 "$(jq -r '.jobs_sampled' <<<"$t")"
+# The node's metrics show the job's GPU, busy (the scripted 60%), and no idle time.
+conf=${ACCEL_SANDBOX_NODE_CONF_3:-}
+address=$(sed -n 's/^MetricsAddress=//p' "$conf")
+[[ -n $address ]] || fail "no MetricsAddress in $conf"
+scraped=$("$SANDBOX_SCRIPT" exec "$node" curl -sf --max-time 5 "http://$address/metrics") ||
+    fail "the metrics of $node do not answer at $address"
+grep -qx "accel_gpu_utilization_percent{job_id=\"$job\",gpu=\"[0-9]*\"} 60" <<<"$scraped" ||
+    fail "no utilization of 60% for job $job in $node's metrics: $(grep '^accel_gpu' <<<"$scraped")"
+grep -qx "accel_gpu_memory_used_bytes{job_id=\"$job\",gpu=\"[0-9]*\"} 23141941248" <<<"$scraped" ||
+    fail "no memory figure for job $job in $node's metrics: $(grep '^accel_gpu' <<<"$scraped")"
+grep -qx "accel_gpu_job_idle_seconds{job_id=\"$job\"} 0" <<<"$scraped" ||
+    fail "job $job's busy GPU is not 0 s idle in $node's metrics: $(grep '^accel_gpu' <<<"$scraped")"
+log "ok: $node's metrics show job $job's GPU busy"
 touch "$dir/release"
 wait_job_final "$job" 60
 expect_eq "GPU job $job: state|exit code" "COMPLETED|0:0" "$JOB_FINAL"
@@ -115,4 +129,8 @@ expect_eq "the most memory used, as accelctl events shows it" 22070 "$shown"
 
 # --- 3. nothing sampled once it ended ------------------------------------------------------------
 expect_eq "jobs sampled after job $job ended" 0 "$(telemetry | jq -r '.jobs_sampled')"
+scraped=$("$SANDBOX_SCRIPT" exec "$node" curl -sf --max-time 5 "http://$address/metrics") ||
+    fail "the metrics of $node do not answer at $address"
+grep -q "job_id=\"$job\"" <<<"$scraped" &&
+    fail "job $job's GPU series outlived its epilog: $(grep '^accel_gpu' <<<"$scraped")"
 log "PASS"

@@ -448,6 +448,7 @@ Status Daemon::startMetrics() {
   metrics_->watchJobs([this] { return double(manager_->stats().jobs); });
   metrics_->watchSpool([this] { return double(outbox_->stats().backlog); },
                        [this] { return double(outbox_->stats().spooled_bytes); });
+  if (telemetry_) telemetry_->exportMetrics(metrics_->registry);
   auto endpoint = metrics::HttpEndpoint::start(
       *config_.metrics_address,
       [m = metrics_.get()](metrics::Format f) { return m->registry.render(f); });

@@ -139,4 +139,46 @@ std::string strayLine(const agent::StrayProcess& stray) {
   return line;
 }
 
+metrics::Registry::Series gpuSeries(const std::vector<agent::JobFigures>& jobs, GpuGauge gauge,
+                                    std::chrono::milliseconds interval) {
+  metrics::Registry::Series out;
+  for (const auto& job : jobs) {
+    const std::string id = std::to_string(job.job_id);
+    if (gauge == GpuGauge::kIdleSeconds) {
+      out.push_back({{id}, double(job.idle_samples) * double(interval.count()) / 1000.0});
+      continue;
+    }
+    for (const auto& d : job.devices) {
+      if (!d.found) continue;
+      std::optional<double> v;
+      if (gauge == GpuGauge::kUtilization && d.util_last_pct) v = double(*d.util_last_pct);
+      if (gauge == GpuGauge::kMemoryBytes && d.memory_used_last_bytes)
+        v = double(*d.memory_used_last_bytes);
+      if (gauge == GpuGauge::kEnergyJoules && d.energy_j) v = *d.energy_j;
+      if (v) out.push_back({{id, std::to_string(d.index)}, *v});
+    }
+  }
+  return out;
+}
+
+void NodeTelemetry::exportMetrics(metrics::Registry& registry) const {
+  if (!sampler_) return;
+  auto read = [this](GpuGauge gauge) {
+    return [this, gauge] { return gpuSeries(sampler_->snapshots(), gauge, interval_); };
+  };
+  registry.gaugesFn("accel_gpu_utilization_percent",
+                    "SM utilization of a GPU a job holds, at the latest sample (NVML).",
+                    {"job_id", "gpu"}, read(GpuGauge::kUtilization));
+  registry.gaugesFn("accel_gpu_memory_used_bytes",
+                    "Memory in use on a GPU a job holds, at the latest sample (all processes).",
+                    {"job_id", "gpu"}, read(GpuGauge::kMemoryBytes));
+  registry.gaugesFn("accel_gpu_energy_joules",
+                    "Energy a GPU a job holds has used since the job's first sample.",
+                    {"job_id", "gpu"}, read(GpuGauge::kEnergyJoules));
+  registry.gaugesFn("accel_gpu_job_idle_seconds",
+                    "How long every GPU of the job has read 0% utilization, in a row up to the "
+                    "latest sample (samples times TelemetryInterval); 0 while any is busy.",
+                    {"job_id"}, read(GpuGauge::kIdleSeconds));
+}
+
 }  // namespace accel::agentd

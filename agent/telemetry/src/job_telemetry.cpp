@@ -47,6 +47,8 @@ void JobTelemetry::add(DeviceAccount& account, const DeviceReading& reading) {
   f.index = reading.index;
   f.pci_bus_id = reading.pci_bus_id;
   f.uuid = reading.uuid;
+  f.util_last_pct = reading.utilization_pct;
+  f.memory_used_last_bytes = reading.memory_used_bytes;
   if (reading.utilization_pct) {
     ++f.samples;
     account.util_sum += *reading.utilization_pct;
@@ -68,16 +70,29 @@ void JobTelemetry::add(DeviceAccount& account, const DeviceReading& reading) {
 void JobTelemetry::record(const std::vector<DeviceReading>& readings, const JobOfPid& job_of) {
   for (auto& [id, job] : jobs_) ++job.samples;
   std::set<std::pair<uint32_t, uint32_t>> seen_strays;
+  // Per job: whether a device reported utilization in this sample, and
+  // whether one reported any.
+  std::map<uint32_t, std::pair<bool, bool>> read_busy;
   for (const DeviceReading& reading : readings) {
     std::vector<uint32_t> holders;
     for (auto& [id, job] : jobs_) {
       for (DeviceAccount& account : job.devices) {
         if (!matches(account.ref, reading)) continue;
         add(account, reading);
+        if (reading.utilization_pct) {
+          auto& [read, busy] = read_busy[id];
+          read = true;
+          busy = busy || *reading.utilization_pct > 0;
+        }
         if (holders.empty() || holders.back() != id) holders.push_back(id);
       }
     }
     if (!holders.empty()) attribute(reading, holders, job_of, seen_strays);
+  }
+  // A sample that read none of a job's devices leaves its idle count as it was.
+  for (const auto& [id, seen] : read_busy) {
+    JobAccount& job = jobs_.at(id);
+    job.idle_samples = seen.second ? 0 : job.idle_samples + 1;
   }
   // A stray that has left is forgotten, so a new one with its pid is told.
   strays_reported_ = std::move(seen_strays);
@@ -117,10 +132,18 @@ std::vector<StrayProcess> JobTelemetry::takeStrays() {
   return out;
 }
 
+std::vector<JobFigures> JobTelemetry::snapshots() const {
+  std::vector<JobFigures> out;
+  out.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) out.push_back(figuresOf(id, job));
+  return out;
+}
+
 JobFigures JobTelemetry::figuresOf(uint32_t job_id, const JobAccount& job) {
   JobFigures out;
   out.job_id = job_id;
   out.samples = job.samples;
+  out.idle_samples = job.idle_samples;
   for (const DeviceAccount& account : job.devices) {
     DeviceFigures f = account.figures;
     if (f.samples > 0) {

@@ -80,6 +80,11 @@ std::optional<JobFigures> TelemetrySampler::snapshot(uint32_t job_id) const {
   return jobs_.snapshot(job_id);
 }
 
+std::vector<JobFigures> TelemetrySampler::snapshots() const {
+  std::lock_guard lock(mu_);
+  return jobs_.snapshots();
+}
+
 std::vector<StrayProcess> TelemetrySampler::takeStrays() {
   std::lock_guard lock(mu_);
   return jobs_.takeStrays();

@@ -53,6 +53,21 @@ agent::JobFigures figures() {
   return f;
 }
 
+// The gauges' series: one per device read, by job and NVML index; the
+// job's idle time in seconds; nothing for what was never read.
+TEST(NodeTelemetry, GaugeSeriesPerJobAndDevice) {
+  agent::JobFigures f = figures();
+  f.devices[0].util_last_pct = 55;
+  f.devices[0].memory_used_last_bytes = 2 * kMiB;
+  f.idle_samples = 3;
+  using Series = metrics::Registry::Series;
+  EXPECT_EQ(gpuSeries({f}, GpuGauge::kUtilization, 10s), (Series{{{"7", "1"}, 55}}));
+  EXPECT_EQ(gpuSeries({f}, GpuGauge::kMemoryBytes, 10s), (Series{{{"7", "1"}, 2.0 * kMiB}}));
+  EXPECT_EQ(gpuSeries({f}, GpuGauge::kEnergyJoules, 10s), (Series{{{"7", "1"}, 567.48}}));
+  EXPECT_EQ(gpuSeries({f}, GpuGauge::kIdleSeconds, 10s), (Series{{{"7"}, 30}}));
+  EXPECT_TRUE(gpuSeries({}, GpuGauge::kUtilization, 10s).empty()) << "no job, no series";
+}
+
 TEST(NodeTelemetry, EventFiguresAreInMiBAndJoules) {
   auto g = eventFigures(figures());
   EXPECT_EQ(g.samples, 4u);

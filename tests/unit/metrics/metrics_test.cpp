@@ -74,6 +74,21 @@ TEST(MetricsTest, GaugeFunctionIsReadAtEachRender) {
   EXPECT_TRUE(has(text, "accel_jobs_active 2")) << text;
 }
 
+// Labelled series read at each render: those that exist then, and no more.
+TEST(MetricsTest, LabelledGaugeFunctionShowsTheSeriesOfTheMoment) {
+  Registry r;
+  Registry::Series now{{{"42", "0"}, 60}, {{"42", "1"}, 0.5}};
+  r.gaugesFn("accel_gpu_utilization_percent", "Busy.", {"job_id", "gpu"}, [&] { return now; });
+  std::string text = r.render(Format::kPrometheus);
+  EXPECT_TRUE(has(text, "# TYPE accel_gpu_utilization_percent gauge")) << text;
+  EXPECT_TRUE(has(text, R"(accel_gpu_utilization_percent{job_id="42",gpu="0"} 60)")) << text;
+  EXPECT_TRUE(has(text, R"(accel_gpu_utilization_percent{job_id="42",gpu="1"} 0.5)")) << text;
+  now = {{{"43"}, 7}};  // a value missing is empty, not a fault
+  text = r.render(Format::kPrometheus);
+  EXPECT_FALSE(has(text, R"(job_id="42")")) << "a series gone is not shown: " << text;
+  EXPECT_TRUE(has(text, R"(accel_gpu_utilization_percent{job_id="43",gpu=""} 7)")) << text;
+}
+
 TEST(MetricsTest, FormatFollowsTheAcceptHeader) {
   // What Prometheus 2.42 sends.
   EXPECT_EQ(

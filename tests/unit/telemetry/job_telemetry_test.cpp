@@ -77,6 +77,34 @@ TEST(JobTelemetry, MeanMaxMemoryEnergyAndCountOfEachDevice) {
   EXPECT_FALSE(t.endJob(42).has_value());  // ended once
 }
 
+// Idle: the latest samples in a row in which every device of the job read 0%.
+// A sample that read no device of the job leaves the count; a busy one ends it.
+// The latest readings are kept beside the maxima.
+TEST(JobTelemetry, IdleSamplesCountTheLatestRunOfZeroUtilization) {
+  JobTelemetry t;
+  t.startJob(42, {DeviceRef::at(0), DeviceRef::at(1)});
+  t.startJob(43, {DeviceRef::at(2)});
+  t.record({reading(0, 0, 100, 1), reading(1, 0, 100, 1), reading(2, 5, 10, 1)}, {});
+  t.record({reading(0, 0, 300, 2), reading(1, 0, 100, 2), reading(2, 0, 10, 2)}, {});
+  EXPECT_EQ(t.snapshot(42)->idle_samples, 2u);
+  EXPECT_EQ(t.snapshot(43)->idle_samples, 1u);
+  DeviceReading unread = reading(0, 0, 0, 3);
+  unread.utilization_pct.reset();
+  t.record({unread}, {});
+  EXPECT_EQ(t.snapshot(42)->idle_samples, 2u) << "nothing read: the count stays";
+  t.record({reading(0, 0, 200, 4), reading(1, 1, 100, 4)}, {});
+  auto busy = t.snapshot(42);
+  EXPECT_EQ(busy->idle_samples, 0u) << "one device busy: not idle";
+  EXPECT_EQ(busy->devices[0].util_last_pct, std::optional<uint32_t>(0));
+  EXPECT_EQ(busy->devices[0].memory_used_last_bytes, std::optional<uint64_t>(200));
+  EXPECT_EQ(busy->devices[0].memory_used_max_bytes, std::optional<uint64_t>(300));
+  EXPECT_EQ(busy->devices[1].util_last_pct, std::optional<uint32_t>(1));
+  auto all = t.snapshots();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].job_id, 42u);
+  EXPECT_EQ(all[1].job_id, 43u);
+}
+
 TEST(JobTelemetry, ADeviceHeldByNoJobCountsForNone) {
   JobTelemetry t;
   t.startJob(7, {DeviceRef::at(0)});

@@ -117,6 +117,13 @@ class Registry {
   // A gauge read when the metrics are rendered, on the scraper's thread:
   // `read` must be thread-safe and quick.
   void gaugeFn(const std::string& name, const std::string& help, std::function<double()> read);
+  // Labelled gauges read when the metrics are rendered: `read` returns the
+  // series that exist now (label values in the order of `labels`, and the
+  // value), so a series is gone as soon as what it measures is. Thread-safe
+  // and quick, as gaugeFn's.
+  using Series = std::vector<std::pair<std::vector<std::string>, double>>;
+  void gaugesFn(const std::string& name, const std::string& help, std::vector<std::string> labels,
+                std::function<Series()> read);
   Family<Histogram>& histograms(const std::string& name, const std::string& help,
                                 std::vector<std::string> labels, std::vector<double> bounds);
 

@@ -21,6 +21,7 @@
 
 #include "accel/agent/job_manager.h"
 #include "accel/agent/telemetry_sampler.h"
+#include "accel/common/metrics.h"
 #include "accel/common/result.h"
 #include "accel/events/event.h"
 #include "accel/telemetry/telemetry_source.h"
@@ -76,6 +77,10 @@ class NodeTelemetry {
 
   TelemetryStatusView status() const;
 
+  // The per-job GPU gauges on the agent's metrics endpoint, read from the
+  // sampler at each scrape (gpuSeries): nothing while no job is sampled.
+  void exportMetrics(metrics::Registry& registry) const;
+
  private:
   std::string why_;
   std::chrono::milliseconds interval_{0};
@@ -93,6 +98,15 @@ std::vector<agent::DeviceRef> devicesOf(const std::vector<agent::DeviceUse>& nod
 // within GpuFigures' bounds: the first kMaxDevices devices, and the
 // processes with the most memory first up to kMaxProcesses, the rest counted.
 event::GpuFigures eventFigures(const agent::JobFigures& figures);
+
+// What the GPU gauges show of the jobs sampled now: one series per device a
+// job holds, labelled job_id (not "job", which is Prometheus' own) and gpu
+// (NVML's index), or one per job for kIdleSeconds (job_id); a reading the
+// device never gave has no series. At most one series per GPU of the node
+// and gauge while GPUs are not shared, and none once the job's epilog ran.
+enum class GpuGauge { kUtilization, kMemoryBytes, kEnergyJoules, kIdleSeconds };
+metrics::Registry::Series gpuSeries(const std::vector<agent::JobFigures>& jobs, GpuGauge gauge,
+                                    std::chrono::milliseconds interval);
 
 // The line logged and kept as a node fault for a stray process.
 std::string strayLine(const agent::StrayProcess& stray);

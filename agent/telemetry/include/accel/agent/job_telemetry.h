@@ -40,6 +40,9 @@ struct DeviceFigures {
   // last, in joules; unset before two readings. A counter that went back
   // (a reset of the GPU) loses the interval it went back in, nothing more.
   std::optional<double> energy_j;
+  // The latest sample's readings (unset: not read then).
+  std::optional<uint32_t> util_last_pct;
+  std::optional<uint64_t> memory_used_last_bytes;
 };
 
 struct ProcessFigures {
@@ -54,6 +57,10 @@ struct JobFigures {
   uint64_t samples = 0;                   // samples taken while the job was accounted
   std::vector<DeviceFigures> devices;     // in the order given at start
   std::vector<ProcessFigures> processes;  // by pid, then device
+  // The job's latest samples in a row in which every device of the job that
+  // reported its utilization reported 0% (and at least one did): how long
+  // its accelerators have been idle, in samples. 0: busy in the latest.
+  uint64_t idle_samples = 0;
 };
 
 // A process on a device that a job holds, which belongs to no job of this
@@ -79,6 +86,8 @@ class JobTelemetry {
   std::optional<JobFigures> endJob(uint32_t job_id);
   // The figures so far of a job being accounted.
   std::optional<JobFigures> snapshot(uint32_t job_id) const;
+  // Every job being accounted, by id.
+  std::vector<JobFigures> snapshots() const;
   bool empty() const { return jobs_.empty(); }
   size_t jobCount() const { return jobs_.size(); }
 
@@ -101,6 +110,7 @@ class JobTelemetry {
   };
   struct JobAccount {
     uint64_t samples = 0;
+    uint64_t idle_samples = 0;
     std::vector<DeviceAccount> devices;
     std::map<std::pair<uint32_t, uint32_t>, ProcessFigures> processes;  // (pid, device)
   };

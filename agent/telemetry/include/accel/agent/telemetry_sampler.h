@@ -49,6 +49,7 @@ class TelemetrySampler {
   std::optional<JobFigures> endJob(uint32_t job_id,
                                    std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   std::optional<JobFigures> snapshot(uint32_t job_id) const;
+  std::vector<JobFigures> snapshots() const;  // every job accounted now
   std::vector<StrayProcess> takeStrays();
 
   // Asks for a sample now and waits up to `wait` for it to be taken. False

@@ -401,8 +401,10 @@ spawn_agentd() {
     read -ra extra <<<"${ACCEL_SANDBOX_AGENT_ENV:-}"
     local conf=$SB_ETC/accel.conf
     if [[ $NODE_VIPU != yes ]]; then conf=$NODE_CONF; fi
-    # A node with GPUs: the fake NVML (NvmlLibrary) reads its scripts there (write_node_nvml).
-    if ((${NODE_GPUS[$NODE_NAME]:-0} > 0)); then extra+=("ACCEL_FAKE_NVML_DIR=$NODE_ETC/nvml"); fi
+    # A node with GPUs: the fake NVML (NvmlLibrary) reads its scripts there (write_node_nvml,
+    # which makes the folder for such nodes only). The folder decides, not NODE_GPUS: that is
+    # known only to the invocation that brought the sandbox up, not to `restart agentd`.
+    if [[ -d $NODE_ETC/nvml ]]; then extra+=("ACCEL_FAKE_NVML_DIR=$NODE_ETC/nvml"); fi
     in_node_wrap
     spawn "$DAEMON_REC" ACCEL_HW_MOCK_STATE="$SB_MOCK" "${extra[@]}" bash "$SCRIPT_DIR/lib/supervise" \
         "$AGENT_PIDFILE" "$agentd" --config "$conf"

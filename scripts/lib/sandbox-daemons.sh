@@ -404,7 +404,7 @@ spawn_agentd() {
     # A node with GPUs: the fake NVML (NvmlLibrary) reads its scripts there (write_node_nvml,
     # which makes the folder for such nodes only). The folder decides, not NODE_GPUS: that is
     # known only to the invocation that brought the sandbox up, not to `restart agentd`.
-    if [[ -d $NODE_ETC/nvml ]]; then extra+=("ACCEL_FAKE_NVML_DIR=$NODE_ETC/nvml"); fi
+    if [[ -n ${NODE_ETC:-} && -d $NODE_ETC/nvml ]]; then extra+=("ACCEL_FAKE_NVML_DIR=$NODE_ETC/nvml"); fi
     in_node_wrap
     spawn "$DAEMON_REC" ACCEL_HW_MOCK_STATE="$SB_MOCK" "${extra[@]}" bash "$SCRIPT_DIR/lib/supervise" \
         "$AGENT_PIDFILE" "$agentd" --config "$conf"

@@ -130,6 +130,27 @@ std::vector<Accelerator> fromLooseDevices(const std::vector<LooseOsDevice>& loos
   return accelerators;
 }
 
+// A runtime device hwloc could not tie to its PCI function (OpenCL without
+// the vendor's PCI query, as on the captured H200 virtual machine) is a
+// second view of one of the node's PCI accelerators of its vendor, never a
+// device of its own: every such GPU is a PCI function. It only lends its
+// model name, when the functions it could be are all one device id and name
+// none. Loose devices with no PCI accelerator of their vendor (an SoC's
+// integrated GPU) remain accelerators.
+bool viewOfPciFunction(const Accelerator& loose, std::vector<Accelerator>& all, std::size_t on_pci) {
+  if (loose.vendor.empty()) return false;
+  std::vector<Accelerator*> same;
+  for (std::size_t i = 0; i < on_pci; ++i)
+    if (all[i].vendor == loose.vendor && all[i].kind == loose.kind) same.push_back(&all[i]);
+  if (same.empty()) return false;
+  const bool one_device_id = std::all_of(same.begin(), same.end(), [&](const Accelerator* a) {
+    return a->pci_device_id == same.front()->pci_device_id && a->model.empty();
+  });
+  if (one_device_id && !loose.model.empty())
+    for (auto* a : same) a->model = loose.model;
+  return true;
+}
+
 }  // namespace
 
 std::vector<Accelerator> findAccelerators(const Inventory& inventory) {
@@ -139,7 +160,9 @@ std::vector<Accelerator> findAccelerators(const Inventory& inventory) {
   }
   std::sort(accelerators.begin(), accelerators.end(),
             [](const auto& a, const auto& b) { return *a.pci_bus_id < *b.pci_bus_id; });
+  const std::size_t on_pci = accelerators.size();
   for (auto& accelerator : fromLooseDevices(inventory.loose)) {
+    if (viewOfPciFunction(accelerator, accelerators, on_pci)) continue;
     accelerators.push_back(std::move(accelerator));
   }
   for (std::size_t i = 0; i < accelerators.size(); ++i) {

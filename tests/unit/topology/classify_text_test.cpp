@@ -124,6 +124,35 @@ TEST(TopologyClassify, OsDevicesWithoutPciParentFormApus) {
   EXPECT_TRUE(t.nics.empty());
 }
 
+// As captured on an H200 virtual machine: hwloc's OpenCL device could not be
+// tied to its PCI function and hangs beside it; it is the same GPU, not a
+// second one, and it names the model the PCI function does not.
+TEST(TopologyClassify, UntiedRuntimeDeviceIsTheSamePciGpu) {
+  std::string opencl = osDev(20, "opencl0d0", 5, "OpenCL",
+                             info("OpenCLDeviceType", "GPU") +
+                                 info("GPUVendor", "NVIDIA Corporation") +
+                                 info("GPUModel", "NVIDIA H200"));
+  NodeTopology t = loadPci(pciDev(11, "0000:00:06.0", "0302 [10de:2335]") + opencl);
+  ASSERT_EQ(t.accelerators.size(), 1u);
+  EXPECT_EQ(t.accelerators[0].pci_bus_id, "0000:00:06.0");
+  EXPECT_EQ(t.accelerators[0].model, "NVIDIA H200");
+  EXPECT_EQ(t.accelerators[0].kind, AcceleratorKind::kGpu);
+
+  // Two models among the functions: which one the runtime device is cannot
+  // be told, so neither gets its name; still two GPUs, not three.
+  t = loadPci(pciDev(11, "0000:01:00.0", "0302 [10de:2335]") +
+              pciDev(12, "0000:02:00.0", "0302 [10de:2330]") + opencl);
+  ASSERT_EQ(t.accelerators.size(), 2u);
+  EXPECT_EQ(t.accelerators[0].model, "");
+  EXPECT_EQ(t.accelerators[1].model, "");
+
+  // Another vendor's PCI GPU does not absorb it.
+  t = loadPci(pciDev(11, "0000:01:00.0", "0300 [1002:73bf]") + opencl);
+  ASSERT_EQ(t.accelerators.size(), 2u);
+  EXPECT_EQ(t.accelerators[1].model, "NVIDIA H200");
+  EXPECT_FALSE(t.accelerators[1].pci_bus_id.has_value());
+}
+
 TEST(TopologyClassify, SubdevicesFoldIntoTheirDevice) {
   std::string ze = osDev(20, "ze0", 5, "LevelZero",
                          osDev(21, "ze0.0", 5, "LevelZero") + osDev(22, "ze0.1", 5, "LevelZero"));

@@ -137,7 +137,8 @@ std::vector<Accelerator> fromLooseDevices(const std::vector<LooseOsDevice>& loos
 // model name, when the functions it could be are all one device id and name
 // none. Loose devices with no PCI accelerator of their vendor (an SoC's
 // integrated GPU) remain accelerators.
-bool viewOfPciFunction(const Accelerator& loose, std::vector<Accelerator>& all, std::size_t on_pci) {
+bool viewOfPciFunction(const Accelerator& loose, std::vector<Accelerator>& all,
+                       std::size_t on_pci) {
   if (loose.vendor.empty()) return false;
   std::vector<Accelerator*> same;
   for (std::size_t i = 0; i < on_pci; ++i)

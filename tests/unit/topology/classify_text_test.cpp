@@ -128,10 +128,10 @@ TEST(TopologyClassify, OsDevicesWithoutPciParentFormApus) {
 // tied to its PCI function and hangs beside it; it is the same GPU, not a
 // second one, and it names the model the PCI function does not.
 TEST(TopologyClassify, UntiedRuntimeDeviceIsTheSamePciGpu) {
-  std::string opencl = osDev(20, "opencl0d0", 5, "OpenCL",
-                             info("OpenCLDeviceType", "GPU") +
-                                 info("GPUVendor", "NVIDIA Corporation") +
-                                 info("GPUModel", "NVIDIA H200"));
+  std::string opencl =
+      osDev(20, "opencl0d0", 5, "OpenCL",
+            info("OpenCLDeviceType", "GPU") + info("GPUVendor", "NVIDIA Corporation") +
+                info("GPUModel", "NVIDIA H200"));
   NodeTopology t = loadPci(pciDev(11, "0000:00:06.0", "0302 [10de:2335]") + opencl);
   ASSERT_EQ(t.accelerators.size(), 1u);
   EXPECT_EQ(t.accelerators[0].pci_bus_id, "0000:00:06.0");

@@ -230,6 +230,34 @@ TEST_F(NvmlSourceTest, ABadBusIdIsNamedAndTheDeviceKept) {
   EXPECT_EQ(source->devices()[0].error, "nvmlDeviceGetPciInfo_v3: not a PCI bus id: '0:6'");
 }
 
+// NVML's strings reach events, summaries and terminals: bytes that are not
+// printable (here a terminal escape) are not passed on, and the device stays.
+TEST_F(NvmlSourceTest, AnUnprintableUuidOrBusIdIsNotPassedOn) {
+  writeFile(dir_.file("gpu0"),
+            "uuid GPU-\x1b]0;owned\x07\nbus_id 00000000:18:00.0\nphase p util=1\n");
+  writeFile(dir_.file("gpu1"), "uuid GPU-ok\nbus_id 0\x1b[2J\nphase p util=1\n");
+  auto source = open();
+  ASSERT_NE(source, nullptr);
+  ASSERT_EQ(source->devices().size(), 2u);
+  EXPECT_EQ(source->devices()[0].uuid, "");
+  EXPECT_EQ(source->devices()[0].pci_bus_id, "0000:18:00.0");
+  EXPECT_EQ(source->devices()[0].error, "nvmlDeviceGetUUID: not a UUID");
+  EXPECT_EQ(source->devices()[1].uuid, "GPU-ok");
+  EXPECT_EQ(source->devices()[1].error, "nvmlDeviceGetPciInfo_v3: not a PCI bus id");
+}
+
+// A device count no node has (a broken or hostile library) is refused
+// rather than walked.
+TEST_F(NvmlSourceTest, MoreDevicesThanANodeHoldsFailsTheOpen) {
+  for (unsigned i = 0; i <= NvmlSource::kMaxDevices; ++i)
+    writeFile(dir_.file("gpu" + std::to_string(i)), device(static_cast<int>(i % 200)));
+  auto source = NvmlSource::open(ACCEL_FAKE_NVML);
+  ASSERT_FALSE(source.ok());
+  EXPECT_EQ(source.error().message(),
+            "nvmlDeviceGetCount_v2: 65 devices, more than the 64 a node can hold");
+  EXPECT_EQ(refs_(), 0);
+}
+
 TEST_F(NvmlSourceTest, NvmlNoLongerInitializedFailsTheSample) {
   writeFile(dir_.file("gpu0"), device(0) + "phase gone fail=nvmlDeviceGetUtilizationRates:1\n");
   auto source = open();

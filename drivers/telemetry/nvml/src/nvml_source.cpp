@@ -25,6 +25,11 @@ void keep(Result<T> result, DeviceReading& reading, Store store) {
   }
 }
 
+// A UUID goes into events, summaries and terminals: printable ASCII only.
+bool printable(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
 }  // namespace
 
 NvmlSource::NvmlSource(std::string library, std::unique_ptr<NvmlLibrary> nvml,
@@ -39,6 +44,10 @@ Result<std::unique_ptr<NvmlSource>> NvmlSource::open(const std::string& library)
   if (!nvml) return nvml.error();
   auto count = (*nvml)->deviceCount();
   if (!count) return Error(ErrorCode::kUnavailable, count.error().message());
+  if (*count > kMaxDevices)
+    return Error(ErrorCode::kUnavailable, "nvmlDeviceGetCount_v2: " + std::to_string(*count) +
+                                              " devices, more than the " +
+                                              std::to_string(kMaxDevices) + " a node can hold");
   std::vector<nvml_device_t> handles;
   std::vector<DeviceReading> devices;
   for (unsigned i = 0; i < *count; ++i) {
@@ -52,12 +61,19 @@ Result<std::unique_ptr<NvmlSource>> NvmlSource::open(const std::string& library)
       if (normal) {
         device.pci_bus_id = *normal;
       } else {
-        device.error = "nvmlDeviceGetPciInfo_v3: not a PCI bus id: '" + *bus + "'";
+        device.error = "nvmlDeviceGetPciInfo_v3: not a PCI bus id" +
+                       (printable(*bus) ? ": '" + *bus + "'" : std::string());
       }
     } else {
       addError(device, bus.error());
     }
-    keep((*nvml)->uuid(*handle), device, [&](const std::string& v) { device.uuid = v; });
+    keep((*nvml)->uuid(*handle), device, [&](const std::string& v) {
+      if (printable(v)) {
+        device.uuid = v;
+      } else {
+        addError(device, Error(ErrorCode::kUnavailable, "nvmlDeviceGetUUID: not a UUID"));
+      }
+    });
     handles.push_back(*handle);
     devices.push_back(std::move(device));
   }

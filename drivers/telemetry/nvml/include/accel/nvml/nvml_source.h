@@ -20,7 +20,11 @@ class NvmlSource : public telemetry::TelemetrySource {
   // library is not there), and kUnavailable when the device count or a
   // device's handle cannot be read. A device whose bus id or UUID cannot be
   // read is kept, with the reason in its `error`.
+  // More than kMaxDevices devices is no node NVML describes truthfully
+  // (kUnavailable). A UUID that is not printable ASCII is dropped with an
+  // error on the device.
   static Result<std::unique_ptr<NvmlSource>> open(const std::string& library);
+  static constexpr unsigned kMaxDevices = 64;
 
   // A field NVML does not support on a device (NOT_SUPPORTED) is left unset
   // without an error; other failures are named in the reading's `error`.

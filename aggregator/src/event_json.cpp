@@ -101,6 +101,22 @@ struct ToJson {
             {"accel_kind", e.accel_kind},     {"jobs", e.jobs},
             {"backlog", e.backlog},           {"interval_s", e.interval_s}};
   }
+  J operator()(const event::GpuProgress& e) {
+    return {{"job_id", e.job_id}, {"idle_s", e.idle_s}, {"gpu", gpuJson(e.gpu)}};
+  }
+  J operator()(const event::GpuXid& e) {
+    return {{"job_id", e.job_id},   {"code", e.code},
+            {"class", e.gpu_class}, {"pci_bus_id", e.pci_bus_id},
+            {"gpu", e.gpu},         {"pid", e.pid},
+            {"text", e.text},       {"drained", e.drained}};
+  }
+  J operator()(const event::JobIdle& e) {
+    return {{"job_id", e.job_id},
+            {"idle_s", e.idle_s},
+            {"devices", e.devices},
+            {"action", event::idleActionName(e.action)},
+            {"told_job", e.told_job}};
+  }
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <zmq.hpp>
 
 #include "accel/aggregator/event_json.h"
+#include "accel/aggregator/job_report.h"
 #include "accel/aggregator/store.h"
 #include "accel/common/log.h"
 #include "accel/schemas/query_generated.h"
@@ -36,6 +37,7 @@ struct Ask {
   std::string node;
   bool json = false;
   bool wait = false;
+  bool report = false;  // a ReportAsk: the job's report, not its events
 };
 
 // An ask on its way: waiting for a worker, or held for its job's next event.
@@ -76,6 +78,15 @@ std::optional<Ask> parseAsk(const zmq::message_t& m) {
   vo.max_tables = 64;
   flatbuffers::Verifier v(data, bytes.size(), vo);
   if (!fb::MessageBufferHasIdentifier(data) || !fb::VerifyMessageBuffer(v)) return std::nullopt;
+  if (const auto* r = fb::GetMessage(data)->body_as_ReportAsk()) {
+    Ask ask;
+    ask.id = r->id();
+    ask.job_id = r->job_id();
+    ask.uid = r->uid();
+    ask.admin = r->admin();
+    ask.report = true;
+    return ask;
+  }
   const auto* a = fb::GetMessage(data)->body_as_EventsAsk();
   if (!a) return std::nullopt;
   return Ask{a->id(),
@@ -95,6 +106,15 @@ std::string encodeAnswer(uint64_t id, fb::Outcome outcome, const std::string& me
   auto answer =
       fb::CreateEventsAnswer(fbb, id, outcome, fbb.CreateString(message), text, last_row, more);
   fbb.Finish(fb::CreateMessage(fbb, fb::Body::EventsAnswer, answer.Union()),
+             fb::MessageIdentifier());
+  return std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
+}
+
+std::string encodeReport(uint64_t id, fb::Outcome outcome, const std::string& message,
+                         const std::string& report) {
+  flatbuffers::FlatBufferBuilder fbb(256 + report.size());
+  auto answer = fb::CreateReportAnswerDirect(fbb, id, outcome, message.c_str(), report.c_str());
+  fbb.Finish(fb::CreateMessage(fbb, fb::Body::ReportAnswer, answer.Union()),
              fb::MessageIdentifier());
   return std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
 }
@@ -263,6 +283,7 @@ struct EventQueries::Impl {
   // max_answer_events rows, having examined at most max_scanned_rows.
   std::optional<std::string> answer(Store& db, const Held& h) {
     const Ask& ask = h.ask;
+    if (ask.report) return answerReport(db, ask);
     const std::string not_found =
         "no events of job " + std::to_string(ask.job_id) + " of yours are recorded";
     // A reused id: the latest job's owner and events only; no cache, as the
@@ -325,6 +346,30 @@ struct EventQueries::Impl {
     const int64_t last =
         lines.size() == page->rows.size() ? page->next_row : page->rows[lines.size() - 1].row;
     return encodeAnswer(ask.id, fb::Outcome::Ok, "", lines, last, more);
+  }
+
+  // A job's report from its stored summary. Another person's job gets the
+  // very answer of a job the aggregator does not know: same outcome, same
+  // words.
+  std::string answerReport(Store& db, const Ask& ask) {
+    const std::string not_found = "no report of job " + std::to_string(ask.job_id) +
+                                  " of yours: the aggregator has no record of it";
+    const auto busy = [&](const Error& e) {
+      log::warning("report query: " + e.message());
+      return encodeReport(ask.id, fb::Outcome::Busy, "the aggregator cannot read its database now",
+                          "");
+    };
+    auto latest = db.jobInstance(ask.job_id);
+    if (!latest.ok()) return busy(latest.error());
+    if (!ask.admin) {
+      auto owner = *latest ? std::optional<uint32_t>((*latest)->uid) : ownerOf(db, ask.job_id);
+      if (!owner || *owner != ask.uid)
+        return encodeReport(ask.id, fb::Outcome::NotFound, not_found, "");
+    }
+    auto job = db.loadJob(ask.job_id);
+    if (!job.ok()) return busy(job.error());
+    if (!*job) return encodeReport(ask.id, fb::Outcome::NotFound, not_found, "");
+    return encodeReport(ask.id, fb::Outcome::Ok, "", reportText(**job));
   }
 
   void hold(Held h) {

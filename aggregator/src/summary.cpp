@@ -152,6 +152,20 @@ struct Merger {
     if (e.gpu) mergeGpu(s.gpu, node, *e.gpu);
     return true;
   }
+  // A node's figures so far; none once that node's epilog of its current run is in.
+  bool operator()(const event::GpuProgress& e) {
+    if (auto ended = s.epilog_run.find(node); ended != s.epilog_run.end() &&
+                                              s.epilog_nodes.contains(node) &&
+                                              ended->second >= s.node_run[node])
+      return false;
+    return mergeProgress(s.live_gpu, node, e, received_ns);
+  }
+  bool operator()(const event::GpuXid& e) { return mergeXid(s.xid, node, e); }
+  // A job a node cancelled for idle accelerators ended cancelled.
+  bool operator()(const event::JobIdle& e) {
+    if (e.action == event::IdleAction::kCancel) worsen(s, JobResult::kCancelled);
+    return mergeIdle(s.idle, node, e);
+  }
   bool operator()(const event::StepStarted& e) {
     return e.surrogate && s.surrogate_steps.insert(e.step_id).second;
   }
@@ -324,6 +338,9 @@ std::string toStateJson(const JobSummary& s) {
   if (!s.held.empty()) j["held"] = heldJson(s.held);
   // Likewise written only for a job with GPU figures.
   if (!s.gpu.empty()) j["gpu"] = gpuToState(s.gpu);
+  if (!s.live_gpu.empty()) j["live_gpu"] = liveToState(s.live_gpu);
+  if (!s.xid.empty()) j["xid"] = xidsToState(s.xid);
+  if (!s.idle.empty()) j["idle"] = idleToState(s.idle);
   // Names come from the wire and need not be UTF-8; invalid bytes become U+FFFD.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -370,6 +387,9 @@ Result<JobSummary> fromStateJson(const std::string& text) {
     }
     if (auto held = j.find("held"); held != j.end()) s.held = heldFrom(*held);
     if (auto gpu = j.find("gpu"); gpu != j.end()) s.gpu = gpuFromState(*gpu);
+    if (auto live = j.find("live_gpu"); live != j.end()) s.live_gpu = liveFromState(*live);
+    if (auto xid = j.find("xid"); xid != j.end()) s.xid = xidsFromState(*xid);
+    if (auto idle = j.find("idle"); idle != j.end()) s.idle = idleFromState(*idle);
     listNodes(s);
     return s;
   } catch (const Json::exception& e) {
@@ -394,6 +414,9 @@ std::string toCommentJson(const JobSummary& s) {
     j["run_appliance_s"] = s.runSeconds();
   }
   if (!s.gpu.empty()) j["gpu"] = gpuToComment(s.gpu);
+  if (!s.xid.empty()) j["xid"] = xidsToComment(s.xid);
+  if (!s.idle.empty()) j["idle"] = idleToComment(s.idle);
+  if (endedIdle(s.idle)) j["ended"] = kEndedIdle;
   if (!s.cleanup_failed.empty()) j["cleanup_failed"] = s.cleanup_failed;
   if (!s.limit_unmeasured.empty()) j["limit_unmeasured"] = s.limit_unmeasured;
   if (!s.errors.empty()) j["errors"] = s.errors;

@@ -381,6 +381,37 @@ ConfigSchema makeAccelSchema() {
                    "that the dynamic loader searches for, or an absolute path. A node where it "
                    "cannot be loaded works without GPU telemetry.",
            .store = storeIn<&C::nvml_library>},
+          {.name = "IdleAfter",
+           .type = ValueType::kSlurmTime,
+           .default_value = "30",
+           .help = "How long every GPU of a job on the node must read 0% utilization, sample "
+                   "after sample (TelemetryInterval), before the job counts as idle, in Slurm's "
+                   "time notation (a bare number is minutes: `30` is half an hour, `0:90` 90 "
+                   "seconds). An idle job gets, once, a job_idle event, an `accel:` line in its "
+                   "output and the accel_gpu_job_idle_seconds gauge; IdleAction decides what "
+                   "more. A job sampled busy again starts from zero. 0 or UNLIMITED: off. Read "
+                   "again on reload.",
+           .store = storeIn<&C::idle_after>},
+          {.name = "IdleAction",
+           .type = ValueType::kEnum,
+           .default_value = "none",
+           .choices = {"none", "notify", "cancel"},
+           .help = "What the agent does about a job that IdleAfter found idle, beyond the "
+                   "job_idle event, the `accel:` line in its output file and the gauge. none: "
+                   "nothing more. notify: the same words also go to the job's running sruns "
+                   "through slurmctld (as `scontrol notify`), which reaches an interactive job "
+                   "that has no output file. cancel: the job is cancelled through slurmctld (as "
+                   "`scancel`), and its summary says `\"ended\":\"idle accelerators\"`; a site "
+                   "policy, never a node fault. Read again on reload.",
+           .store = storeIn<&C::idle_action>},
+          {.name = "KernelLog",
+           .type = ValueType::kPath,
+           .default_value = "/dev/kmsg",
+           .help = "Where the agent reads the kernel log for the GPU driver's Xid reports: "
+                   "/dev/kmsg, or a file or FIFO that receives the same lines. Each Xid is "
+                   "recorded with the job that held the GPU; a hardware Xid drains the node. "
+                   "A node where it cannot be opened works without. Read at start.",
+           .store = storeIn<&C::kernel_log>},
           {.name = "ApplianceKillGrace",
            .type = ValueType::kSeconds,
            .default_value = "30",

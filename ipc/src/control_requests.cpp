@@ -84,4 +84,14 @@ std::vector<uint8_t> encodeEventsRequest(uint32_t job_id, const std::string& nod
                     .Union());
 }
 
+std::vector<uint8_t> encodeReportRequest(uint32_t job_id) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  return finish(fbb, fb::RequestBody::ReportRequest, fb::CreateReportRequest(fbb, job_id).Union());
+}
+
+std::vector<uint8_t> encodeClearFaultRequest() {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  return finish(fbb, fb::RequestBody::ClearFaultRequest, fb::CreateClearFaultRequest(fbb).Union());
+}
+
 }  // namespace accel::ipc

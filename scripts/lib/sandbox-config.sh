@@ -402,6 +402,9 @@ node_telemetry_settings() {
     echo "# The fake NVML of tests/hw_mock; its GPUs are scripted in $NODE_ETC/nvml."
     echo "NvmlLibrary=$BUILD_DIR/hw_mock/lib/libnvidia-ml.so.1"
     echo "TelemetryInterval=1"
+    echo "# The nodes share one kernel: each GPU node's Xids come from a file of its own, which"
+    echo "# tests append kernel-log lines to (tests/integration/multinode_xid.sh)."
+    echo "KernelLog=$NODE_ETC/kmsg"
 }
 
 # write_node_nvml: the fake NVML's scripts of the node of node_context, one per GPU of its
@@ -412,6 +415,7 @@ write_node_nvml() {
     rm -rf "${dir:?}"
     ((${NODE_GPUS[$NODE_NAME]:-0} > 0)) || return 0
     mkdir -p "$dir"
+    : >"$NODE_ETC/kmsg"  # the node's kernel log (KernelLog), empty at each 'up'
     while read -r bus; do
         [[ -n $bus ]] || continue
         cat >"$dir/gpu$i" <<EOF

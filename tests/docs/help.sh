@@ -32,11 +32,12 @@ expect_help "accel-agentd --print-topology --help" --xml --json
 expect_help "accel-aggregatord --help" --config --check-config "events --help"
 expect_help "accel-aggregatord events --help" --database --job --node --follow --json
 expect_help "accel-keygen --help" BASE .key .pub
-expect_help "accelctl --help" --config --json prolog epilog status jobs job topology events wait-appliance config
+expect_help "accelctl --help" --config --json prolog epilog status jobs job topology events report wait-appliance config
 # The verbs themselves are checked option by option in tests/unit/ctl/cli_test.cpp; here the
 # shipped binary, under each of its names.
 expect_help "accelctl status --help" --json health
 expect_help "accelctl events --help" --job --node --follow --database --json
+expect_help "accelctl report --help" ID --json "plain line" SlurmUser
 expect_help "accel-prolog --help" SLURM_JOB_ID
 expect_help "accel-epilog --help" SLURM_JOB_ID
 

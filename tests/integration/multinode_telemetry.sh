@@ -11,7 +11,9 @@
 #     The job's summary in AdminComment has the same figures as its row for that node, and
 #     `accelctl events --json` shows them to the job's owner;
 #     While it runs, the node's metrics show its GPU at 60% and 0 s idle;
-#  3. once it ended, no job is sampled on the node and its series are gone from the metrics.
+#  3. once it ended, no job is sampled on the node and its series are gone from the metrics;
+#  4. a job of one GPU on each of two nodes (a batch script launching one srun task per node)
+#     has both nodes' GPUs in its summary, each with its own figures.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 
@@ -133,4 +135,40 @@ scraped=$("$SANDBOX_SCRIPT" exec "$node" curl -sf --max-time 5 "http://$address/
     fail "the metrics of $node do not answer at $address"
 grep -q "job_id=\"$job\"" <<<"$scraped" &&
     fail "job $job's GPU series outlived its epilog: $(grep '^accel_gpu' <<<"$scraped")"
+
+# --- 4. a job on two GPU nodes: its summary has each node's GPU -------------------------------------
+other=${nodes[1]}
+rm -f "$dir/release"
+submit -J "$tag-two" -w "$other,$node" -N 2 --ntasks-per-node=1 --gres=gpu:1 -o "$dir/two.out" <<SCRIPT
+#!/bin/bash
+# A launcher: one task per node, each a shell whose child waits for the release.
+srun bash -c 'echo "\$(hostname) \$CUDA_VISIBLE_DEVICES" >"$dir/two.\$SLURM_NODEID"; \
+    for _ in \$(seq 600); do [[ -e "$dir/release" ]] && exit 0; sleep 0.1; done; exit 1'
+SCRIPT
+job=$JOB_ID
+deadline=$((SECONDS + 60))
+until [[ -e $dir/two.0 && -e $dir/two.1 ]]; do
+    ((SECONDS <= deadline)) || fail "the two-node GPU job $job did not start on both nodes within 60 s"
+    sleep 0.2
+done
+# Held until the aggregator has live figures of both nodes' GPUs, busy (accelctl report, as root).
+deadline=$((SECONDS + 30))
+until "$SANDBOX_SCRIPT" exec "$node" accelctl report "$job" --json 2>/dev/null |
+    jq -e '[.devices[] | select(.util_max_pct == 60)] | length == 2' >/dev/null; do
+    ((SECONDS <= deadline)) || fail "no live figures of both nodes' GPUs of job $job within 30 s"
+    sleep 0.3
+done
+touch "$dir/release"
+wait_job_final "$job" 60
+expect_eq "two-node GPU job $job: state|exit code" "COMPLETED|0:0" "$JOB_FINAL"
+wait_comment "$job" 60
+merged=$(summary_of "$COMMENT" | jq -c '.gpu')
+log "job $job's summary gpu: $merged"
+expect_eq "nodes in job $job's gpu summary" "$(printf '%s\n' "$node" "$other" | sort | paste -sd,)" \
+    "$(jq -r 'keys | join(",")' <<<"$merged")"
+for n in "$node" "$other"; do
+    jq -e --arg n "$n" '.[$n] | length == 1 and (.[0] | .[2] == 60 and .[3] == 22070 and
+           .[4] > 0 and .[5] >= 1)' <<<"$merged" >/dev/null ||
+        fail "job $job's summary lacks $n's busy GPU: $merged"
+done
 log "PASS"

@@ -112,7 +112,7 @@ log "ok: every gauge of both daemons has a sample"
 rules=$(api rules) || fail "Prometheus did not answer /api/v1/rules"
 rules=$(jq -r '[.data.groups[].rules[] | "\(.name)=\(.health)"] | sort | join(" ")' <<<"$rules")
 expect_eq "alert rules and their health" \
-    "AccelAccountingBacklog=ok AccelAgentDown=ok AccelAggregatorDown=ok AccelAggregatorLagging=ok AccelEventSpoolGrowing=ok AccelGpusIdle=ok" \
+    "AccelAccountingBacklog=ok AccelAgentDown=ok AccelAggregatorDown=ok AccelAggregatorLagging=ok AccelEventSpoolGrowing=ok AccelGpuHardwareXid=ok AccelGpusIdle=ok" \
     "$rules"
 
 # 4. The agent down: its target is down and the alert is pending (it fires after 2 minutes).

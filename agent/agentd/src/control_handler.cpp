@@ -9,6 +9,7 @@
 #include "accel/agentd/job_clock.h"
 #include "accel/agentd/surrogate_steps.h"
 #include "accel/agentd/telemetry_hooks.h"
+#include "accel/agentd/xid_handlers.h"
 #include "accel/common/clock.h"
 #include "accel/common/log.h"
 #include "accel/common/text.h"
@@ -374,13 +375,15 @@ std::vector<uint8_t> onStatus(const HandlerContext& ctx, const Caller& caller) {
   auto events = stream ? eventsStatus(fbb, ctx.events->aggregator(), *stream) : 0;
   const std::string events_line = stream ? event::describe(*stream) : "";
   auto telemetry = telemetryStatus(fbb, ctx);
+  auto gpu_faults = gpuFaultsStatus(fbb, ctx);
   auto info = fb::CreateStatusInfoDirect(
       fbb, ctx.version.c_str(), ctx.node_name.c_str(), ctx.started_ns, jobs,
       static_cast<uint32_t>(st.devices_total), static_cast<uint32_t>(st.devices_in_use),
       ctx.manager->inventorySource().c_str(), ctx.config_path.c_str(), &errors,
       stream ? events_line.c_str() : nullptr, &use, health.config_loaded_ns,
       health.config_error.c_str(), &controllers, events, &timed,
-      health.process_tracking.empty() ? nullptr : health.process_tracking.c_str(), telemetry);
+      health.process_tracking.empty() ? nullptr : health.process_tracking.c_str(), telemetry,
+      gpu_faults.empty() ? nullptr : &gpu_faults);
   return finish(fbb, fb::CreateReplyDirect(fbb, fb::Outcome::Ok, "", fb::ReplyBody::StatusInfo,
                                            info.Union()));
 }
@@ -503,6 +506,18 @@ Dispatched onEvents(const HandlerContext& ctx, const fb::EventsRequest* e) {
   return Dispatched{{}, EventsCall{e->job_id(), node, e->follow(), e->json()}};
 }
 
+// A ReportRequest: to the relay as well; the aggregator composes the report.
+Dispatched onReport(const HandlerContext& ctx, const fb::ReportRequest* r) {
+  if (!ctx.relay_events)
+    return replied(simple(fb::Outcome::BadRequest,
+                          "this node's agent has no AggregatorQueryAddress in its accel.conf, "
+                          "so it cannot ask the aggregator for a job's report"));
+  EventsCall call;
+  call.job_id = r->job_id();
+  call.report = true;
+  return Dispatched{{}, call};
+}
+
 constexpr Route kRoutes[] = {
     {fb::RequestBody::PrologRequest, true,
      "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by hand, run it as "
@@ -551,6 +566,17 @@ constexpr Route kRoutes[] = {
     {fb::RequestBody::EventsRequest, false, nullptr,
      [](const HandlerContext& ctx, const Caller&, const fb::Request& r) {
        return onEvents(ctx, r.body_as_EventsRequest());
+     },
+     nullptr},
+    {fb::RequestBody::ReportRequest, false, nullptr,
+     [](const HandlerContext& ctx, const Caller&, const fb::Request& r) {
+       return onReport(ctx, r.body_as_ReportRequest());
+     },
+     nullptr},
+    {fb::RequestBody::ClearFaultRequest, true,
+     "only root and SlurmUser may clear the node's GPU faults",
+     [](const HandlerContext& ctx, const Caller&, const fb::Request&) {
+       return replied(clearFaultReply(ctx));
      },
      nullptr},
 };

@@ -148,6 +148,8 @@ Status Daemon::start() {
   ACCEL_TRY(recovered);
   startTelemetry();  // NvmlLibrary; the re-adopted GPU jobs sampled again
   makeHandlerContext();
+  startIdleJobs(selfPath());       // IdleAfter, IdleAction: after the context names the node
+  startXidWatch();                 // KernelLog: GPU Xids, after the drainer exists
   ACCEL_TRY(appliance_->start());  // after recovery: overdue limits act at once
   ACCEL_TRY(startMetrics());
   announceStart(*recovered);  // AgentStarted, and the ends of interrupted hooks
@@ -536,6 +538,9 @@ void Daemon::reload() {
         armHeartbeat();
       }
       control_->setLimits(admissionLimits(*config));
+      config_.idle_after = config->idle_after;
+      config_.idle_action = config->idle_action;
+      if (idle_) idle_->setPolicy(idlePolicyOf(config_));
       hook_timeout_s_ = config_.hook_timeout.count();  // what a follower's prolog may wait
       log::setLevel(levelOf(config_.log_level));
       manager_->replaceInventory(std::move(*inventory));
@@ -580,8 +585,10 @@ int Daemon::run() {
           notify::stopping();
           log::info("stop: signal " + std::to_string(si.ssi_signo) +
                     "; jobs stay recorded for the next start");
-          metrics_http_.reset();  // its scrapes read the outbox, which shuts down below
-          control_->stop();       // requests in flight finish, workers are joined
+          metrics_http_.reset();     // its scrapes read the outbox, which shuts down below
+          control_->stop();          // requests in flight finish, workers are joined
+          if (idle_) idle_->stop();  // its events go out before the outbox stops
+          if (telemetry_) telemetry_->setProgressSink({});  // no progress after the outbox stops
           // Events still held for want of spool space cannot outlive the
           // process: say how many are lost (they are counted too).
           auto last = outbox_->shutdown();

@@ -28,6 +28,9 @@ void Daemon::startTelemetry() {
           ? std::chrono::duration_cast<std::chrono::milliseconds>(config_.telemetry_interval)
           : std::chrono::milliseconds(10'000);
   telemetry_ = std::make_unique<NodeTelemetry>(std::move(*source), interval);
+  // Running jobs' figures for `accelctl report`; telemetry, so a full spool
+  // drops them (the next carries everything).
+  telemetry_->setProgressSink([this](const event::Event& e) { (void)outbox_->publish(e); });
   log::info("start: telemetry: " + described + ", every " +
             std::to_string(interval.count() / 1000) + " s while a job holds a GPU");
   // Jobs re-adopted from the last daemon: their figures count from now.

@@ -51,6 +51,14 @@ std::vector<uint8_t> linesReply(
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
+std::vector<uint8_t> reportReply(const flatbuffers::String* json) {
+  flatbuffers::FlatBufferBuilder fbb(1024 + (json ? json->size() : 0));
+  auto body = control::CreateJobReportDirect(fbb, json ? json->c_str() : "");
+  fbb.Finish(control::CreateReply(fbb, control::Outcome::Ok, 0, control::ReplyBody::JobReport,
+                                  body.Union()));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
 }  // namespace
 
 struct EventRelay::Impl {
@@ -133,6 +141,13 @@ struct EventRelay::Impl {
     it->ask_id = ++next_id;
     it->held = held;
     it->asked_at = Clock::now();
+    if (it->call.report) {
+      auto r = q::CreateReportAsk(fbb, it->ask_id, it->call.job_id, it->uid, it->admin);
+      fbb.Finish(q::CreateMessage(fbb, q::Body::ReportAsk, r.Union()), q::MessageIdentifier());
+      (void)dealer.send(zmq::buffer(fbb.GetBufferPointer(), fbb.GetSize()),
+                        zmq::send_flags::dontwait);
+      return;
+    }
     auto a = q::CreateEventsAskDirect(
         fbb, it->ask_id, it->call.job_id, it->uid, it->admin, it->after_row,
         it->call.node.empty() ? nullptr : it->call.node.c_str(), it->call.json, held);
@@ -154,6 +169,10 @@ struct EventRelay::Impl {
       const uint8_t* data = bytes.data();
       flatbuffers::Verifier v(data, bytes.size());
       if (m.more() || !q::MessageBufferHasIdentifier(data) || !q::VerifyMessageBuffer(v)) continue;
+      if (const auto* r = q::GetMessage(data)->body_as_ReportAnswer()) {
+        takeReport(*r);
+        continue;
+      }
       const auto* a = q::GetMessage(data)->body_as_EventsAnswer();
       if (!a || a->id() == 0) continue;
       auto it = std::find_if(callers.begin(), callers.end(),
@@ -179,6 +198,23 @@ struct EventRelay::Impl {
       it->last = done;
       deliver(it);
     }
+  }
+
+  // A report's answer: the one reply of its call. (A refusal before the
+  // question was read, Busy, comes as an EventsAnswer and is passed on as
+  // any refusal is.)
+  void takeReport(const q::ReportAnswer& r) {
+    if (r.id() == 0) return;
+    auto it = std::find_if(callers.begin(), callers.end(),
+                           [&](const RelayedCall& c) { return c.ask_id == r.id(); });
+    if (it == callers.end() || !it->call.report) return;
+    it->ask_id = 0;
+    it->unsent = r.outcome() == q::Outcome::Ok
+                     ? reportReply(r.report())
+                     : errorReply(static_cast<uint8_t>(r.outcome()),
+                                  r.message() ? r.message()->str() : "refused");
+    it->last = true;
+    deliver(it);
   }
 
   // Sends the caller its reply if its socket has room; then the next ask, or

@@ -9,6 +9,7 @@
 
 #include "accel/agentd/daemon.h"
 #include "accel/agentd/fabric_setup.h"
+#include "accel/agentd/job_output.h"
 #include "accel/agentd/slurmctld.h"
 #include "accel/agentd/telemetry_setup.h"
 #include "accel/agentd/vendors.h"
@@ -136,6 +137,44 @@ int signalJobCommand(accel::agentd::Slurmctld& slurmctld, int argc, char** argv)
   return 0;
 }
 
+// --tell-job JOB LINE file|sruns: appends LINE to the job's output file as
+// the job's user (sruns: sends it to the job's sruns first, as root); run in
+// a child process by the idle check (idle_jobs.h). Prints "written" or "no
+// file" (an interactive job).
+int tellJobCommand(accel::agentd::Slurmctld& slurmctld, int argc, char** argv) {
+  char* end = nullptr;
+  unsigned long id = argc == 5 ? std::strtoul(argv[2], &end, 10) : 0;
+  std::string how = argc == 5 ? argv[4] : "";
+  if (id == 0 || id > 0xffffffffUL || *end != '\0' || argv[3][0] == '\0' ||
+      (how != "file" && how != "sruns")) {
+    std::fprintf(stderr, "accel-agentd: --tell-job needs a job id, a line and file|sruns\n");
+    return 2;
+  }
+  const auto job = static_cast<uint32_t>(id);
+  if (how == "sruns") {
+    auto s = slurmctld.notifyJob(job, argv[3]);
+    if (!s.ok()) std::fprintf(stderr, "accel-agentd: %s\n", s.error().message().c_str());
+  }
+  auto output = slurmctld.jobOutput(job);
+  if (!output.ok()) {
+    std::fprintf(stderr, "accel-agentd: %s\n", output.error().message().c_str());
+    return 1;
+  }
+  if (output->path.empty()) {
+    std::puts("no file");
+    return 0;
+  }
+  // From here on nothing of root's is used: the path is the user's choice.
+  auto dropped = accel::agentd::becomeJobUser(output->uid, output->gid);
+  auto written = dropped.ok() ? accel::agentd::appendLineToFile(output->path, argv[3]) : dropped;
+  if (!written.ok()) {
+    std::fprintf(stderr, "accel-agentd: job %lu: %s\n", id, written.error().message().c_str());
+    return 1;
+  }
+  std::puts("written");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--print-topology") == 0) return printTopology(argc, argv);
   accel::slurm::LibslurmSlurmctld slurmctld;
@@ -145,6 +184,8 @@ int main(int argc, char** argv) {
     return drainNodeCommand(slurmctld, argc, argv);
   if (argc >= 2 && std::strcmp(argv[1], "--signal-job") == 0)
     return signalJobCommand(slurmctld, argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "--tell-job") == 0)
+    return tellJobCommand(slurmctld, argc, argv);
   accel::log::init("accel-agentd", accel::log::Level::kInfo);
   accel::agentd::DaemonOptions opts;
   for (int i = 1; i < argc; ++i) {
@@ -189,6 +230,7 @@ int main(int argc, char** argv) {
   opts.set_up_vendors = accel::agentd::setUpVendors;   // the real vendor clients
   opts.set_up_fabric = accel::agentd::makeFabricStep;  // the real kernel, over netlink
   opts.open_telemetry = accel::agentd::openNvml;       // NVML, loaded at run time
+  opts.decode_xid = accel::agentd::nvmlXidDecoder();   // GPU Xids in the kernel log
   accel::agentd::Daemon daemon(opts);
   auto started = daemon.start();
   if (!started.ok()) {

@@ -35,6 +35,15 @@ bool NodeDrainer::drainOnce(uint32_t job_id, const std::string& node, const std:
   return true;
 }
 
+void NodeDrainer::drain(uint32_t job_id, const std::string& node, const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (stop_) return;
+    queue_.push_back(Pending{job_id, node, reason});
+  }
+  cv_.notify_all();
+}
+
 void NodeDrainer::waitIdle() {
   std::unique_lock<std::mutex> g(mu_);
   cv_.wait(g, [this] { return queue_.empty() && !busy_; });

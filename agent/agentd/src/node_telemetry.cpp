@@ -26,7 +26,9 @@ NodeTelemetry::NodeTelemetry(std::unique_ptr<telemetry::TelemetrySource> source,
     : interval_(interval) {
   sampler_ = std::make_unique<agent::TelemetrySampler>(
       std::move(source),
-      agent::TelemetrySampler::Options{.interval = interval, .job_of = std::move(job_of)});
+      agent::TelemetrySampler::Options{.interval = interval,
+                                       .job_of = std::move(job_of),
+                                       .after_sample = [this] { publishProgress(); }});
   sampler_->start();
 }
 
@@ -67,6 +69,23 @@ size_t NodeTelemetry::reportStrays(NodeHealth* health) {
   }
   strays_ += strays.size();
   return strays.size();
+}
+
+void NodeTelemetry::setProgressSink(ProgressSink sink) {
+  std::lock_guard lock(progress_mu_);
+  progress_sink_ = std::move(sink);
+}
+
+void NodeTelemetry::publishProgress() {
+  std::lock_guard lock(progress_mu_);
+  if (!progress_sink_ || !sampler_) return;
+  for (auto& p : pacer_.due(sampler_->snapshots(), GpuProgressPacer::Clock::now(), interval_))
+    progress_sink_(event::Event(std::move(p)));
+}
+
+std::vector<agent::JobIdleness> NodeTelemetry::idleness() const {
+  if (!sampler_) return {};
+  return agent::idlenessOf(sampler_->snapshots());
 }
 
 TelemetryStatusView NodeTelemetry::status() const {

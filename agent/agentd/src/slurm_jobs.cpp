@@ -53,4 +53,16 @@ Status signalJobIsolated(const std::string& agentd_path, uint32_t job_id, int si
   return okStatus();
 }
 
+Result<bool> tellJobIsolated(const std::string& agentd_path, uint32_t job_id,
+                             const std::string& line, bool to_sruns,
+                             std::chrono::milliseconds timeout) {
+  auto out = runChild(
+      {agentd_path, "--tell-job", std::to_string(job_id), line, to_sruns ? "sruns" : "file"},
+      "tell job " + std::to_string(job_id), timeout);
+  ACCEL_TRY(out);
+  if (*out == "written\n") return true;
+  if (*out == "no file\n") return false;
+  return Error(ErrorCode::kParse, "tell job " + std::to_string(job_id) + ": bad answer");
+}
+
 }  // namespace accel::agentd

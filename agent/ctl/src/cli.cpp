@@ -81,6 +81,20 @@ constexpr Verb kVerbs[] = {
      "  --database PATH   the database to read (default: Database in accel-aggregator.conf)\n"
      "  --json            one JSON object per event\n",
      verbEvents},
+    {"report", "ID [--json]",
+     "what a job did with its accelerators: utilization, memory, energy, idle time, errors",
+     "The job's accelerator report, from the aggregator (AggregatorQueryAddress in accel.conf), "
+     "asked\n"
+     "through this node's agent: for a running job the figures its nodes sent last (at most a "
+     "minute old),\n"
+     "for a finished one those of its summary. First a plain line ('held 4 GPUs, used 2 of them, "
+     "mean 31%'),\n"
+     "then the job's state, idle time, appliance limit and errors, and one row per GPU. Your own "
+     "jobs only;\n"
+     "root and SlurmUser see every job. Exit 5 when the aggregator knows no such job of yours.\n"
+     "  ID       the Slurm job id\n"
+     "  --json   the report as one JSON object (fields in the user guide)\n",
+     verbReport},
     {"nodes", "[--database PATH] [--json]",
      "every node the aggregator has heard from: alive, late or without heartbeats",
      "Reads accel-aggregatord's database (runs 'accel-aggregatord nodes'). A node is alive while "
@@ -107,6 +121,13 @@ constexpr Verb kVerbs[] = {
      "0.\n"
      "  FILE   the accel.conf to check\n",
      verbConfig},
+    {"clear-fault", "", "forget this node's GPU hardware faults (root and SlurmUser)",
+     "A hardware Xid of a GPU (read from the kernel log) drains the node and stays in 'accelctl "
+     "status'\n"
+     "until an operator clears it here, also across restarts of the agent. Resuming the node in "
+     "Slurm\n"
+     "stays yours: scontrol update nodename=NODE state=resume. Root and SlurmUser only.\n",
+     verbClearFault},
 };
 
 std::string usage() {

@@ -174,6 +174,10 @@ std::vector<std::string> statusProblems(const fb::StatusInfo& s, int64_t now_ns)
       p.push_back(std::to_string(e->spool_io_errors()) +
                   " event spool reads or syncs failed; see the agent's log");
   }
+  if (s.gpu_faults())
+    for (const auto* f : *s.gpu_faults())
+      p.push_back("GPU hardware fault (until an operator runs 'accelctl clear-fault'): " +
+                  str(f->message()));
   size_t recent = 0;
   if (s.errors())
     for (const auto* e : *s.errors())
@@ -182,6 +186,15 @@ std::vector<std::string> statusProblems(const fb::StatusInfo& s, int64_t now_ns)
     p.push_back(std::to_string(recent) + " node fault" + (recent > 1 ? "s" : "") +
                 " in the last hour");
   return p;
+}
+
+// The GPU hardware faults kept until `accelctl clear-fault`, oldest first.
+static json gpuFaultsJson(const fb::StatusInfo& s) {
+  json out = json::array();
+  if (s.gpu_faults())
+    for (const auto* f : *s.gpu_faults())
+      out.push_back({{"time", timeText(f->at_ns())}, {"message", str(f->message())}});
+  return out;
 }
 
 std::string statusJson(const fb::StatusInfo& s, int64_t now_ns) {
@@ -223,6 +236,7 @@ std::string statusJson(const fb::StatusInfo& s, int64_t now_ns) {
             {"device_use", use},
             {"limits_reach", str(s.process_tracking())},
             {"telemetry", telemetryJson(s.telemetry())},
+            {"gpu_faults", gpuFaultsJson(s)},
             {"last_errors", errors}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -256,6 +270,11 @@ std::string statusTable(const fb::StatusInfo& s, int64_t now_ns) {
             : str(s.process_tracking()))
     << "\n"
     << "telemetry   " << telemetryLine(s) << "\n"
+    << "gpu faults  "
+    << (s.gpu_faults() && s.gpu_faults()->size() > 0
+            ? std::to_string(s.gpu_faults()->size()) + " kept until 'accelctl clear-fault'"
+            : std::string("none"))
+    << "\n"
     << "jobs        " << s.jobs() << "\n"
     << "devices     " << devicesLine(s) << "\n";
   if (s.device_use()) {

@@ -105,4 +105,21 @@ int verbJob(const std::vector<std::string>& args, const GlobalOptions& g, const 
   return kOk;
 }
 
+// Root and SlurmUser only (the agent refuses others): forgets the node's GPU
+// hardware faults once an operator has looked at the GPU.
+int verbClearFault(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io) {
+  if (!args.empty()) {
+    io.err("accelctl: clear-fault takes no arguments; usage: accelctl clear-fault");
+    return kUsage;
+  }
+  std::vector<uint8_t> buf;
+  int code = kOk;
+  const auto* r = ask(g, io, ipc::encodeClearFaultRequest(), &buf, &code);
+  if (r == nullptr) return code;
+  io.out(str(r->message()) +
+         "; resume the node in Slurm yourself once the GPU is fine "
+         "(scontrol update nodename=NODE state=resume)\n");
+  return kOk;
+}
+
 }  // namespace accel::ctl

@@ -123,6 +123,11 @@ void TelemetrySampler::run() {
     }
     sampleOnce(lock);
     due = std::chrono::steady_clock::now() + options_.interval;
+    if (options_.after_sample) {
+      lock.unlock();
+      options_.after_sample();
+      lock.lock();
+    }
   }
 }
 

@@ -144,6 +144,23 @@ struct Encoder {
                                    b.CreateString(e.accel_kind), e.jobs, e.backlog, e.interval_s)
         .Union();
   }
+  Union operator()(const GpuProgress& e) {
+    auto gpu = encodeGpu(b, e.gpu);
+    return fb::CreateGpuProgress(b, e.job_id, e.idle_s, gpu).Union();
+  }
+  Union operator()(const GpuXid& e) {
+    return fb::CreateGpuXid(b, e.job_id, e.code, b.CreateString(e.gpu_class),
+                            b.CreateString(e.pci_bus_id), e.gpu, e.pid,
+                            b.CreateString(e.text.substr(0, GpuXid::kMaxText)), e.drained)
+        .Union();
+  }
+  Union operator()(const JobIdle& e) {
+    std::vector<uint32_t> devices(
+        e.devices.begin(), e.devices.begin() + std::min(e.devices.size(), JobIdle::kMaxDevices));
+    return fb::CreateJobIdle(b, e.job_id, e.idle_s, b.CreateVector(devices),
+                             castEnum<fb::IdleAction>(e.action), e.told_job)
+        .Union();
+  }
 };
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
@@ -220,6 +237,36 @@ std::optional<Event> decodeEvent(const fb::Envelope& env) {
       auto* e = env.event_as_NodeHeartbeat();
       return NodeHeartbeat{e->accelerators(), e->accelerators_busy(), str(e->accel_kind()),
                            e->jobs(),         e->backlog(),           e->interval_s()};
+    }
+    case T::GpuProgress: {
+      auto* e = env.event_as_GpuProgress();
+      return GpuProgress{e->job_id(), e->idle_s(), decodeGpu(e->gpu()).value_or(GpuFigures{})};
+    }
+    case T::GpuXid: {
+      // A node's words, bounded here too: the text as the agent bounds it,
+      // the class and bus id to what they can be.
+      auto* e = env.event_as_GpuXid();
+      return GpuXid{e->job_id(),
+                    e->code(),
+                    str(e->class_()).substr(0, 16),
+                    str(e->pci_bus_id()).substr(0, 32),
+                    e->gpu(),
+                    e->pid(),
+                    str(e->text()).substr(0, GpuXid::kMaxText),
+                    e->drained()};
+    }
+    case T::JobIdle: {
+      auto* e = env.event_as_JobIdle();
+      JobIdle out{e->job_id(), e->idle_s(), {}, castEnum<IdleAction>(e->action()), e->told_job()};
+      // An action a later agent added reads as none; the list as the agent bounds it.
+      if (static_cast<uint8_t>(out.action) > static_cast<uint8_t>(IdleAction::kCancelFailed))
+        out.action = IdleAction::kNone;
+      if (e->devices() != nullptr)
+        for (uint32_t d : *e->devices()) {
+          if (out.devices.size() == JobIdle::kMaxDevices) break;
+          out.devices.push_back(d);
+        }
+      return out;
     }
     default:
       return std::nullopt;  // NONE or a kind added after this build

@@ -5,7 +5,9 @@
 namespace accel::event {
 
 Priority priorityOf(const Event& event) {
-  return std::holds_alternative<NodeHeartbeat>(event) ? Priority::kTelemetry : Priority::kLifecycle;
+  return std::holds_alternative<NodeHeartbeat>(event) || std::holds_alternative<GpuProgress>(event)
+             ? Priority::kTelemetry
+             : Priority::kLifecycle;
 }
 
 uint32_t jobIdOf(const Event& event) {
@@ -23,9 +25,22 @@ uint32_t jobIdOf(const Event& event) {
 
 const char* kindName(const Event& event) {
   static constexpr const char* kNames[] = {
-      "prolog_started", "prolog_finished",    "epilog_finished",     "agent_started",
-      "task_started",   "task_ended",         "step_started",        "step_ended",
-      "appliance_job",  "time_limit_warning", "time_limit_enforced", "node_heartbeat"};
+      "prolog_started",
+      "prolog_finished",
+      "epilog_finished",
+      "agent_started",
+      "task_started",
+      "task_ended",
+      "step_started",
+      "step_ended",
+      "appliance_job",
+      "time_limit_warning",
+      "time_limit_enforced",
+      "node_heartbeat",
+      "gpu_progress",
+      "gpu_xid",
+      "job_idle",
+  };
   static_assert(std::size(kNames) == std::variant_size_v<Event>);
   return kNames[event.index()];
 }
@@ -75,6 +90,20 @@ const char* applianceStateName(ApplianceState state) {
       return "cancelled";
     case ApplianceState::kUnknown:
       return "unknown";
+  }
+  return "unknown";
+}
+
+const char* idleActionName(IdleAction action) {
+  switch (action) {
+    case IdleAction::kNone:
+      return "none";
+    case IdleAction::kNotify:
+      return "notify";
+    case IdleAction::kCancel:
+      return "cancel";
+    case IdleAction::kCancelFailed:
+      return "cancel_failed";
   }
   return "unknown";
 }

@@ -103,4 +103,34 @@ Status LibslurmSlurmctld::signalJob(uint32_t job_id, int sig, bool steps_only) {
                          std::to_string(job_id) + ": " + slurm_strerror(err));
 }
 
+Result<agentd::JobOutput> LibslurmSlurmctld::jobOutput(uint32_t job_id) {
+  return withJob(job_id, [](const slurm_job_info_t& j) {
+    agentd::JobOutput out{.uid = j.user_id, .gid = j.group_id, .path = {}};
+    // Only a batch job has a file of its own; Slurm names none for others.
+    if (j.batch_flag == 0) return out;
+    char buf[4096] = {};
+    slurm_get_job_stderr(buf, sizeof(buf), const_cast<slurm_job_info_t*>(&j));
+    out.path = buf;
+    if (!out.path.empty() && out.path.front() != '/') {
+      // Relative to the job's working directory, as slurmd opens it.
+      if (j.work_dir == nullptr || j.work_dir[0] != '/') return agentd::JobOutput{};
+      out.path = std::string(j.work_dir) + "/" + out.path;
+    }
+    return out;
+  });
+}
+
+Status LibslurmSlurmctld::notifyJob(uint32_t job_id, const std::string& text) {
+  std::lock_guard<std::mutex> g(slurmMutex());
+  initSlurm();
+  std::string message = text;
+  if (slurm_notify_job(job_id, message.data()) == SLURM_SUCCESS) return okStatus();
+  int err = errno;
+  ErrorCode code = err == ESLURM_INVALID_JOB_ID || err == ESLURM_ALREADY_DONE
+                       ? ErrorCode::kNotFound
+                       : ErrorCode::kUnavailable;
+  return Error(code,
+               "slurmctld: notify job " + std::to_string(job_id) + ": " + slurm_strerror(err));
+}
+
 }  // namespace accel::slurm

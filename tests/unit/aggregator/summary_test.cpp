@@ -450,9 +450,10 @@ TEST(Summary, StateWithoutTheNewerFieldsIsRead) {
 // N holds the fields of files 1..N-1 and those its commit added, with the
 // same values throughout; its job id is 5300 + N.
 constexpr const char* kStateDir = ACCEL_SOURCE_DIR "/tests/unit/aggregator/data/job_states/";
-constexpr const char* kStateFiles[] = {"01-e9fe10f.json", "02-1973ecd.json", "03-84d6b70.json",
-                                       "04-87a19fe.json", "05-533f778.json", "06-fdd853d.json",
-                                       "07-held.json",    "08-instance.json"};
+constexpr const char* kStateFiles[] = {"01-e9fe10f.json", "02-1973ecd.json",  "03-84d6b70.json",
+                                       "04-87a19fe.json", "05-533f778.json",  "06-fdd853d.json",
+                                       "07-held.json",    "08-instance.json", "09-gpu.json",
+                                       "10-idle.json",    "11-xid.json"};
 
 std::string stateFile(const std::string& name) {
   std::ifstream in(std::string(kStateDir) + name, std::ios::binary);
@@ -525,6 +526,14 @@ void expectStateOfShape(const JobSummary& s, int n) {
     EXPECT_EQ(devices[1].memory_used_max_mib, std::nullopt);
     EXPECT_EQ(devices[1].energy_j, std::nullopt);
   }
+  // idle: each node's job_idle event.
+  ASSERT_EQ(s.idle.size(), n >= 10 ? 1u : 0u);
+  if (n >= 10) {
+    EXPECT_EQ(s.idle.at("sbn1"),
+              (event::JobIdle{0, 1800, {0, 1}, event::IdleAction::kCancel, true}));
+  }
+  // xid: each node's Xids by GPU and code.
+  EXPECT_EQ(s.xid, (n >= 11 ? JobXids{{"sbn1", 0, 79, true}, {"sbn1", 1, 13, false}} : JobXids{}));
   EXPECT_TRUE(s.complete());
 }
 
@@ -557,6 +566,17 @@ TEST(SummaryState, EveryShapeMakesAComment) {
     if (n >= 9) {
       EXPECT_EQ(j["gpu"]["sbn1"][0], nlohmann::json::parse("[0,32,87,40960,12346,12]"));
       EXPECT_EQ(j["gpu"]["sbn1"][1], nlohmann::json::parse("[1,0,0,-1,-1,0]"));
+    }
+    EXPECT_EQ(j.count("idle"), n >= 10 ? 1u : 0u) << file;
+    EXPECT_EQ(j.count("ended"), n >= 10 ? 1u : 0u) << file;
+    if (n >= 10) {
+      EXPECT_EQ(j["idle"], nlohmann::json::parse(
+                               R"({"sbn1":{"idle_s":1800,"gpus":[0,1],"action":"cancel"}})"));
+      EXPECT_EQ(j["ended"], "idle accelerators");
+    }
+    EXPECT_EQ(j.count("xid"), n >= 11 ? 1u : 0u) << file;
+    if (n >= 11) {
+      EXPECT_EQ(j["xid"], nlohmann::json::parse(R"([[79,"sbn1",0],[13,"sbn1",1]])"));
     }
   }
 }

@@ -175,6 +175,9 @@ TEST(ConfigKeyTables, AccelConfKeys) {
                                              "MetricsAddress",
                                              "TelemetryInterval",
                                              "NvmlLibrary",
+                                             "IdleAfter",
+                                             "IdleAction",
+                                             "KernelLog",
                                              "ApplianceKillGrace",
                                              "SurrogateSteps",
                                              "ApplianceTimeOnRequeue"}));

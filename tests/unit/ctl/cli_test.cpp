@@ -40,9 +40,11 @@ const std::map<std::string, std::vector<std::string>> kExpected = {
     {"job", {"ID", "--json", "Exit 5"}},
     {"topology", {"--xml FILE", "--json"}},
     {"events", {"--job ID", "--node NAME", "--follow", "--database PATH", "--json"}},
+    {"report", {"ID", "--json", "Exit 5", "SlurmUser", "plain line"}},
     {"nodes", {"--database PATH", "--json", "alive", "late", "no-heartbeat", "HeartbeatInterval"}},
     {"wait-appliance", {"JOB", "ID", "surrogate"}},
     {"config", {"check [FILE]", "FILE:LINE"}},
+    {"clear-fault", {"Xid", "SlurmUser", "state=resume", "accelctl status"}},
 };
 
 TEST(CliHelpTest, EveryVerbHasHelpNamingItsOptions) {
@@ -79,8 +81,8 @@ TEST(CliErrorTest, UnknownVerbListsTheVerbs) {
   EXPECT_EQ(r.code, kUsage);
   EXPECT_EQ(r.err,
             "accelctl: unknown verb 'stauts'; the verbs are prolog epilog status jobs job topology "
-            "events "
-            "nodes wait-appliance config (see 'accelctl --help')\n");
+            "events report "
+            "nodes wait-appliance config clear-fault (see 'accelctl --help')\n");
   EXPECT_EQ(run({}).err, "accelctl: no verb given; see 'accelctl --help'\n");
 }
 

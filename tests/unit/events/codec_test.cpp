@@ -13,6 +13,11 @@ namespace {
 
 Header header(uint64_t seq = 7) { return {"node-a", 3, seq, 1'700'000'000'000'000'000, 42}; }
 
+GpuProgress busyGpuProgress() {
+  GpuDeviceFigures d{2, "0000:3b:00.0", "GPU-1", 7, 31.5F, 87, 40960, 12.5};
+  return GpuProgress{42, 60, GpuFigures{7, {d}}};
+}
+
 std::vector<Event> everyKind() {
   return {PrologStarted{42, 1000, "alice", "n[1-2]", 2, 3},
           PrologFinished{42, JobResult::kOk, {"ipu0", "ipu1"}, "p42", 900, "", "ipu", 3600},
@@ -25,7 +30,19 @@ std::vector<Event> everyKind() {
           ApplianceJobChanged{42, "wsjob-7", ApplianceState::kRunning, 2, 60},
           TimeLimitWarning{42, 3600, 300},
           TimeLimitEnforced{42, 3600, 3601},
-          NodeHeartbeat{8, 2, "gpu", 1, 17, 30}};
+          NodeHeartbeat{8, 2, "gpu", 1, 17, 30},
+          busyGpuProgress(),
+          GpuXid{42, 79, "hardware", "0000:3b:00.0", 0, 0, "GPU has fallen off the bus.", true},
+          JobIdle{42, 1800, {0, 3}, IdleAction::kCancel, true}};
+}
+
+// gpu_progress: a running job's figures so far; droppable (the next one
+// carries everything), and of its job.
+TEST(EventCodec, GpuProgressIsTelemetryOfItsJob) {
+  const Event ev = GpuProgress{42, 0, GpuFigures{1, {GpuDeviceFigures{0}}}};
+  EXPECT_EQ(kindName(ev), std::string("gpu_progress"));
+  EXPECT_EQ(jobIdOf(ev), 42u);
+  EXPECT_EQ(priorityOf(ev), Priority::kTelemetry);
 }
 
 // A limit the node could not measure: the flag added to PrologFinished.
@@ -36,6 +53,24 @@ TEST(EventCodec, AnUnmeasuredLimitRoundTrips) {
   ASSERT_TRUE(back->event.has_value());
   EXPECT_EQ(*back->event, ev);
   EXPECT_TRUE(std::get<PrologFinished>(*back->event).limit_unmeasured);
+}
+
+// job_idle: its fields round-trip; an action a later agent adds reads as
+// none, and the device list is bounded.
+TEST(EventCodec, AJobIdleRoundTripsBounded) {
+  const Event ev = JobIdle{42, 1800, {0, 3}, IdleAction::kCancelFailed, true};
+  auto back = decode(encode(header(), ev));
+  ASSERT_TRUE(back.ok() && back->event.has_value());
+  EXPECT_EQ(*back->event, ev);
+  EXPECT_EQ(kindName(ev), std::string("job_idle"));
+  EXPECT_EQ(jobIdOf(ev), 42u);
+  EXPECT_EQ(priorityOf(ev), Priority::kLifecycle);
+  JobIdle later{42, 5, std::vector<uint32_t>(40, 1), static_cast<IdleAction>(9), false};
+  back = decode(encode(header(), later));
+  ASSERT_TRUE(back.ok() && back->event.has_value());
+  const auto& read = std::get<JobIdle>(*back->event);
+  EXPECT_EQ(read.action, IdleAction::kNone);
+  EXPECT_EQ(read.devices.size(), JobIdle::kMaxDevices);
 }
 
 TEST(EventCodec, EveryKindRoundTrips) {
@@ -52,9 +87,10 @@ TEST(EventCodec, EveryKindRoundTrips) {
   }
 }
 
-TEST(EventCodec, OnlyHeartbeatsAreTelemetry) {
+TEST(EventCodec, OnlyHeartbeatsAndGpuProgressAreTelemetry) {
   for (const auto& ev : everyKind())
-    EXPECT_EQ(priorityOf(ev) == Priority::kTelemetry, std::holds_alternative<NodeHeartbeat>(ev))
+    EXPECT_EQ(priorityOf(ev) == Priority::kTelemetry,
+              std::holds_alternative<NodeHeartbeat>(ev) || std::holds_alternative<GpuProgress>(ev))
         << kindName(ev);
 }
 

@@ -11,8 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "accel/aggregator/gpu_progress.h"
 #include "accel/aggregator/gpu_summary.h"
+#include "accel/aggregator/idle_summary.h"
 #include "accel/aggregator/node_lists.h"
+#include "accel/aggregator/xid_summary.h"
 #include "accel/common/result.h"
 #include "accel/events/event.h"
 
@@ -76,6 +79,13 @@ struct JobSummary {
   std::map<std::string, std::string> errors;
   // What the job did with its GPUs, per node (from each node's epilog).
   GpuUse gpu;
+  // A running job's latest GPU figures per node (GpuProgress events), for
+  // `accelctl report`; not part of the comment.
+  LiveGpuUse live_gpu;
+  // The Xids of the job's GPUs, per node, GPU and code (GpuXid events).
+  JobXids xid;
+  // Each node's job_idle event: its GPUs all at 0% for the node's IdleAfter.
+  IdleNotes idle;
   // Events of a new run that slurmctld has not confirmed yet, and every
   // later event of their senders for the job, in the order they came
   // (job_admission.h). Not part of the comment; stored with the state.

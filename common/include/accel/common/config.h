@@ -29,6 +29,8 @@ struct AccelConfig {
   enum class LogLevel { kError, kWarning, kInfo, kDebug };
   // In the order of the ApplianceTimeOnRequeue key's choices.
   enum class RequeueBudget { kFresh, kCumulative };
+  // In the order of the IdleAction key's choices.
+  enum class IdleAction { kNone, kNotify, kCancel };
 
   std::string control_socket;
   std::optional<std::string> admin_socket;  // unset: adminSocketPath() derives it
@@ -68,6 +70,9 @@ struct AccelConfig {
   std::optional<std::string> metrics_address;  // HOST:PORT of the /metrics endpoint; unset: none
   std::chrono::seconds telemetry_interval{0};  // GPU sampling period (agent/telemetry/)
   std::string nvml_library;                    // what dlopen loads for NVML
+  SlurmDuration idle_after;                    // jobs' GPUs all at 0% this long; 0: off
+  IdleAction idle_action = IdleAction::kNone;  // what then, beyond the event and the line
+  std::string kernel_log;  // where GPU Xid reports are read (/dev/kmsg; agentd's gpu_xids.h)
   std::string aggregator_public_key_file;
   std::string node_key_file;
   std::uint32_t aggregator_reconnect_min_ms = 0;  // the link's back-off (reconnect_backoff.h)

@@ -58,4 +58,10 @@ std::vector<uint8_t> encodeSurrogateRequest(uint32_t job_id, uint32_t step_id,
 std::vector<uint8_t> encodeEventsRequest(uint32_t job_id, const std::string& node, bool follow,
                                          bool json);
 
+// The aggregator's accelerator report of a job (`accelctl report`).
+std::vector<uint8_t> encodeReportRequest(uint32_t job_id);
+
+// Forgets the node's GPU hardware faults (`accelctl clear-fault`).
+std::vector<uint8_t> encodeClearFaultRequest();
+
 }  // namespace accel::ipc

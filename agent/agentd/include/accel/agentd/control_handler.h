@@ -39,6 +39,8 @@ struct Caller {
 // What the handlers reach, each by its own type; built once by the daemon
 // (Daemon::makeHandlerContext), faked member by member in tests. Null or
 // unset: the node has none, and the handlers do without.
+class XidMonitor;
+
 struct HandlerContext {
   agent::JobManager* manager = nullptr;
   // The hooks' durations go here; null: not measured.
@@ -71,6 +73,9 @@ struct HandlerContext {
   // epilog puts its figures in EpilogFinished; null: none, status says so
   // only when the daemon sets one that is not loaded.
   NodeTelemetry* telemetry = nullptr;
+  // GPU Xids from the kernel log (gpu_xids.h): the hardware faults `accelctl
+  // status` shows and `accelctl clear-fault` forgets; null: none read.
+  XidMonitor* xids = nullptr;
 };
 
 // What to do with one request: send `reply`, or, for an EventsRequest when

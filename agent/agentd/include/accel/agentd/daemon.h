@@ -16,6 +16,8 @@
 //   ControlServer       the control sockets (the worker pool)
 //   metrics::HttpEndpoint  MetricsAddress (its thread)
 //   NodeTelemetry       GPU sampling through NVML, when it loads (its thread)
+//   IdleJobs            jobs whose GPUs all sit at 0%: told, cancelled (its thread)
+//   KernelLogReader     GPU Xids from KernelLog, tied to jobs (its thread)
 // and, once after start, the stale-job sweep (a thread joined at stop).
 #include <signal.h>
 
@@ -30,11 +32,14 @@
 #include <thread>
 
 #include "accel/agent/job_manager.h"
+#include "accel/agent/kernel_log.h"
 #include "accel/agentd/appliance_service.h"
 #include "accel/agentd/control_handler.h"
 #include "accel/agentd/control_server.h"
 #include "accel/agentd/event_relay.h"
 #include "accel/agentd/fabric_setup.h"
+#include "accel/agentd/gpu_xids.h"
+#include "accel/agentd/idle_jobs.h"
 #include "accel/agentd/node_drain.h"
 #include "accel/agentd/node_telemetry.h"
 #include "accel/agentd/trash_remover.h"
@@ -62,6 +67,9 @@ struct DaemonOptions {
   // accel-agentd's telemetry_setup.cpp, where the NVML adapter is linked);
   // unset: a node without telemetry ("no NVML adapter in this daemon").
   TelemetryOpen open_telemetry;
+  // The NVML adapter's Xid parser and table (nvmlXidDecoder in accel-agentd's
+  // telemetry_setup.cpp); unset: the kernel log is not read.
+  XidDecoder decode_xid;
 };
 
 class Daemon {
@@ -100,6 +108,8 @@ class Daemon {
   Status startMetrics();
   Status startEventRelay();
   void startTelemetry();
+  void startIdleJobs(const std::string& self);  // daemon_idle.cpp
+  void startXidWatch();
   void holdReserves();
   void noteReserves();
 
@@ -154,6 +164,14 @@ class Daemon {
   std::unique_ptr<AgentMetrics> metrics_ = std::make_unique<AgentMetrics>();
   // GPU telemetry (its sampling thread); before control_, whose workers use it.
   std::unique_ptr<NodeTelemetry> telemetry_;
+  // Idle accelerators (IdleAfter): reads telemetry_, so declared after it
+  // (stopped before it goes); its thread asks slurmctld in child processes.
+  std::unique_ptr<IdleJobs> idle_;
+  // GPU Xids (gpu_xids.h) and the kernel log's reader that feeds them (its
+  // thread; declared after the monitor, so it stops first); after drainer_,
+  // outbox_ and manager_, which the monitor reaches, and before control_.
+  std::unique_ptr<XidMonitor> xids_;
+  std::unique_ptr<agent::KernelLogReader> kernel_log_;
   // The control sockets and their workers; after everything a request
   // reaches, so that they are joined before any of it goes.
   std::unique_ptr<ControlServer> control_;

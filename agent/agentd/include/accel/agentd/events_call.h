@@ -11,6 +11,9 @@ struct EventsCall {
   std::string node;  // only this node's events; empty: all
   bool follow = false;
   bool json = false;
+  // `accelctl report`: one ReportAsk for the job's report (job_id alone
+  // counts), answered with one JobReport reply.
+  bool report = false;
 };
 
 }  // namespace accel::agentd

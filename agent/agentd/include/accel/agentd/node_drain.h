@@ -42,6 +42,10 @@ class NodeDrainer {
   // Queues a drain of `node` for job `job_id`. False when this job has
   // already asked for one: nothing is queued.
   bool drainOnce(uint32_t job_id, const std::string& node, const std::string& reason);
+  // Queues a drain of `node` that is not tied to one job's prolog (a GPU's
+  // hardware fault): asked for each time. `job_id` only names the job in
+  // the log (0: none).
+  void drain(uint32_t job_id, const std::string& node, const std::string& reason);
   // Returns once every queued drain has ended (for tests).
   void waitIdle();
 

@@ -15,12 +15,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "accel/agent/idle_watch.h"
 #include "accel/agent/job_manager.h"
 #include "accel/agent/telemetry_sampler.h"
+#include "accel/agentd/gpu_progress.h"
 #include "accel/common/metrics.h"
 #include "accel/common/result.h"
 #include "accel/events/event.h"
@@ -45,14 +48,16 @@ struct TelemetryStatusView {
   uint64_t strays = 0;
 };
 
-class NodeTelemetry {
+// A UtilizationSource for the idle decision (idle_jobs.h): the jobs sampled
+// now, none when not loaded.
+class NodeTelemetry : public agent::UtilizationSource {
  public:
   // A node without telemetry, and why.
   explicit NodeTelemetry(std::string why);
   // Samples `source` every `interval` on a thread of its own (started here).
   NodeTelemetry(std::unique_ptr<telemetry::TelemetrySource> source,
                 std::chrono::milliseconds interval, agent::JobOfPid job_of = {});
-  ~NodeTelemetry();
+  ~NodeTelemetry() override;
   NodeTelemetry(const NodeTelemetry&) = delete;
   NodeTelemetry& operator=(const NodeTelemetry&) = delete;
 
@@ -77,6 +82,17 @@ class NodeTelemetry {
 
   TelemetryStatusView status() const;
 
+  // UtilizationSource.
+  std::vector<agent::JobIdleness> idleness() const override;
+  std::chrono::milliseconds sampleInterval() const override { return interval_; }
+
+  // Where running jobs' GpuProgress events go (gpu_progress.h), from the
+  // sampling thread after each sample; unset: nowhere. Once it returns, the
+  // sink it replaced is no longer called (the daemon unsets it before its
+  // outbox stops).
+  using ProgressSink = std::function<void(const event::Event&)>;
+  void setProgressSink(ProgressSink sink);
+
   // The per-job GPU gauges on the agent's metrics endpoint, read from the
   // sampler at each scrape (gpuSeries): nothing while no job is sampled.
   void exportMetrics(metrics::Registry& registry) const;
@@ -86,6 +102,10 @@ class NodeTelemetry {
   std::chrono::milliseconds interval_{0};
   std::unique_ptr<agent::TelemetrySampler> sampler_;
   std::atomic<uint64_t> strays_{0};
+  std::mutex progress_mu_;  // guards the two below; held while the sink runs
+  ProgressSink progress_sink_;
+  GpuProgressPacer pacer_;
+  void publishProgress();
 };
 
 // The GPUs of a job, as the sampler finds them: by PCI bus id when the

@@ -24,6 +24,8 @@ int verbEvents(const std::vector<std::string>& args, const GlobalOptions& g, con
 int verbNodes(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbWaitAppliance(const std::vector<std::string>& args, const GlobalOptions& g,
                       const CliIo& io);
+int verbReport(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 int verbConfig(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
+int verbClearFault(const std::vector<std::string>& args, const GlobalOptions& g, const CliIo& io);
 
 }  // namespace accel::ctl

@@ -28,6 +28,9 @@ class TelemetrySampler {
   struct Options {
     std::chrono::milliseconds interval{10'000};  // TelemetryInterval
     JobOfPid job_of;                             // unset: jobOfPid() on /proc
+    // Called on the thread after each sample, without the sampler's lock
+    // (it may read snapshots()); unset: nothing.
+    std::function<void()> after_sample{};
   };
 
   TelemetrySampler(std::unique_ptr<telemetry::TelemetrySource> source, Options options);

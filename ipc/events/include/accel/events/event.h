@@ -157,12 +157,51 @@ struct NodeHeartbeat {
   bool operator==(const NodeHeartbeat&) const = default;
 };
 
+// A running job's GPU figures on this node so far (schemas/events.fbs,
+// GpuProgress): cumulative, the latest replaces the one before.
+struct GpuProgress {
+  uint32_t job_id = 0;
+  uint64_t idle_s = 0;  // every GPU of the job at 0% for this long, up to now
+  GpuFigures gpu{};
+  bool operator==(const GpuProgress&) const = default;
+};
+
+// An Xid of NVIDIA's driver on a GPU the job held here (schemas/events.fbs,
+// GpuXid); `gpu_class` is "application", "hardware" or "other".
+struct GpuXid {
+  static constexpr size_t kMaxText = 256;
+  uint32_t job_id = 0;
+  uint32_t code = 0;
+  std::string gpu_class{};
+  std::string pci_bus_id{};
+  int32_t gpu = -1;  // index among the node's GPUs; -1: not known
+  uint32_t pid = 0;  // 0: not given
+  std::string text{};
+  bool drained = false;
+  bool operator==(const GpuXid&) const = default;
+};
+
+// Every GPU of the job on this node read 0% for IdleAfter (schemas/events.fbs,
+// JobIdle): once per job and node, with what the agent did about it.
+enum class IdleAction : uint8_t { kNone = 0, kNotify, kCancel, kCancelFailed };
+
+struct JobIdle {
+  static constexpr size_t kMaxDevices = 16;
+  uint32_t job_id = 0;
+  uint64_t idle_s = 0;
+  std::vector<uint32_t> devices{};
+  IdleAction action = IdleAction::kNone;
+  bool told_job = false;  // the accel: line reached the job's output file
+  bool operator==(const JobIdle&) const = default;
+};
+
 // Alternatives in the order of the schema's union (index + 1 is the wire tag).
 using Event = std::variant<PrologStarted, PrologFinished, EpilogFinished, AgentStarted, TaskStarted,
                            TaskEnded, StepStarted, StepEnded, ApplianceJobChanged, TimeLimitWarning,
-                           TimeLimitEnforced, NodeHeartbeat>;
+                           TimeLimitEnforced, NodeHeartbeat, GpuProgress, GpuXid, JobIdle>;
 
-// Heartbeats are telemetry (droppable); everything else is lifecycle.
+// Heartbeats and GPU progress are telemetry (droppable); everything else is
+// lifecycle.
 Priority priorityOf(const Event& event);
 
 // The job an event belongs to; 0 for node-wide events.
@@ -172,6 +211,8 @@ uint32_t jobIdOf(const Event& event);
 const char* kindName(const Event& event);
 const char* jobResultName(JobResult result);
 const char* applianceStateName(ApplianceState state);
+// "none", "notify", "cancel", "cancel_failed".
+const char* idleActionName(IdleAction action);
 
 // A step id as Slurm names it to people (sacct, squeue, its logs): "batch",
 // "extern", "interactive", "TBD" (a step not yet numbered: its special ids

@@ -15,6 +15,8 @@ class LibslurmSlurmctld : public agentd::Slurmctld {
   Result<agentd::JobPresence> jobPresence(uint32_t job_id) override;
   Status drainNode(const std::string& node, const std::string& reason) override;
   Status signalJob(uint32_t job_id, int sig, bool steps_only) override;
+  Result<agentd::JobOutput> jobOutput(uint32_t job_id) override;
+  Status notifyJob(uint32_t job_id, const std::string& text) override;
 };
 
 // The decision of jobPresence from the job_state slurmctld reported (as in

@@ -22,6 +22,16 @@ namespace accel::agentd {
 // alone never ends a job: the sweep asks again later (stale_jobs.h).
 enum class JobPresence { kAlive, kGone, kUnknown };
 
+// Where a job's output goes, and whose it is (Slurmctld::jobOutput).
+struct JobOutput {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  // The file the job's standard error goes to, with Slurm's patterns (%j,
+  // %u, ...) filled in and made absolute against the job's working
+  // directory. Empty: none (an interactive job; its output is srun's own).
+  std::string path;
+};
+
 class Slurmctld {
  public:
   virtual ~Slurmctld() = default;
@@ -39,6 +49,21 @@ class Slurmctld {
   // in cgroups of their own. Errors: kNotFound for a job slurmctld does not
   // know or that no longer runs, else kUnavailable.
   virtual Status signalJob(uint32_t job_id, int sig, bool steps_only) = 0;
+  // The job's output file and owner, as slurmctld holds them. Errors:
+  // kNotFound for a job it does not know, else kUnavailable; kUnsupported
+  // where not implemented.
+  virtual Result<JobOutput> jobOutput(uint32_t job_id) {
+    (void)job_id;
+    return Error(ErrorCode::kUnsupported, "slurmctld: job output: not implemented");
+  }
+  // Sends `text` to the job's running sruns, as `scontrol notify` does (as
+  // root or SlurmUser). Errors as signalJob's; kUnsupported where not
+  // implemented.
+  virtual Status notifyJob(uint32_t job_id, const std::string& text) {
+    (void)job_id;
+    (void)text;
+    return Error(ErrorCode::kUnsupported, "slurmctld: notify: not implemented");
+  }
 };
 
 }  // namespace accel::agentd

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "accel/ctl/hints.h"
 #include "accel/ipc/control_socket.h"
 #include "accel/ipc/control_verify.h"
 #include "accel/schemas/control_generated.h"
@@ -64,6 +65,48 @@ Result<std::vector<uint8_t>> callDaemon(const AccelConfig& config,
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
+}
+
+int exitForOutcome(uint8_t outcome) {
+  switch (static_cast<control::Outcome>(outcome)) {
+    case control::Outcome::Ok:
+      return kOk;
+    case control::Outcome::NotFound:
+      return kNotFound;
+    case control::Outcome::PermissionDenied:
+      return kDenied;
+    case control::Outcome::Busy:
+      return kUnavailable;
+    case control::Outcome::BadRequest:
+      return kUsage;
+    default:
+      return kNodeFault;
+  }
+}
+
+std::optional<ipc::Socket> sendToAgent(const GlobalOptions& g, const CliIo& io,
+                                       const std::string& verb, const std::vector<uint8_t>& request,
+                                       int* code) {
+  auto path = configPath(g, io);
+  auto config = path.ok() ? loadAccelConfig(*path) : Result<AccelConfig>(path.error());
+  if (!config.ok()) {
+    io.err("accelctl: " + configErrorHint(config.error()));
+    *code = kUsage;
+    return std::nullopt;
+  }
+  auto conn = connectDaemon(*config);
+  if (!conn.ok()) {
+    io.err("accelctl: " + callErrorHint(conn.error(), config->control_socket, *path));
+    *code = exitForCallError(conn.error());
+    return std::nullopt;
+  }
+  if (auto sent = ipc::sendMessage(*conn, request.data(), request.size(), std::chrono::seconds(2));
+      !sent.ok()) {
+    io.err("accelctl: " + verb + ": " + sent.error().message());
+    *code = exitForCallError(sent.error());
+    return std::nullopt;
+  }
+  return std::move(*conn);
 }
 
 int exitForCallError(const Error& e) {

@@ -14,43 +14,14 @@ namespace {
 
 namespace fb = accel::control;
 
-int exitFor(fb::Outcome o) {
-  switch (o) {
-    case fb::Outcome::Ok:
-      return kOk;
-    case fb::Outcome::NotFound:
-      return kNotFound;
-    case fb::Outcome::PermissionDenied:
-      return kDenied;
-    case fb::Outcome::Busy:
-      return kUnavailable;
-    case fb::Outcome::BadRequest:
-      return kUsage;
-    default:
-      return kNodeFault;
-  }
-}
-
 }  // namespace
 
 int eventsThroughAgent(const EventsArgs& args, const GlobalOptions& g, const CliIo& io) {
-  auto path = configPath(g, io);
-  auto config = path.ok() ? loadAccelConfig(*path) : Result<AccelConfig>(path.error());
-  if (!config.ok()) {
-    io.err("accelctl: " + configErrorHint(config.error()));
-    return kUsage;
-  }
-  auto conn = connectDaemon(*config);
-  if (!conn.ok()) {
-    io.err("accelctl: " + callErrorHint(conn.error(), config->control_socket, *path));
-    return exitForCallError(conn.error());
-  }
-  const auto req = ipc::encodeEventsRequest(args.job_id, args.node, args.follow, g.json);
-  if (auto sent = ipc::sendMessage(*conn, req.data(), req.size(), std::chrono::seconds(2));
-      !sent.ok()) {
-    io.err("accelctl: events: " + sent.error().message());
-    return exitForCallError(sent.error());
-  }
+  int code = 0;
+  auto conn =
+      sendToAgent(g, io, "events",
+                  ipc::encodeEventsRequest(args.job_id, args.node, args.follow, g.json), &code);
+  if (!conn) return code;
   // The agent answers within its own limits (an aggregator that does not
   // answer is reported after 10 s); a follower waits as long as it likes.
   const auto wait = std::chrono::seconds(args.follow ? 3600 : 30);
@@ -69,7 +40,7 @@ int eventsThroughAgent(const EventsArgs& args, const GlobalOptions& g, const Cli
     const fb::Reply* r = *verified;
     if (r->outcome() != fb::Outcome::Ok) {
       io.err("accelctl: events: " + (r->message() ? r->message()->str() : std::string("refused")));
-      return exitFor(r->outcome());
+      return exitForOutcome(static_cast<uint8_t>(r->outcome()));
     }
     const auto* lines = r->body_as_EventLines();
     if (!lines) {

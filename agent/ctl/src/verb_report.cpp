@@ -16,21 +16,6 @@ namespace {
 
 namespace fb = accel::control;
 
-int exitFor(fb::Outcome o) {
-  switch (o) {
-    case fb::Outcome::NotFound:
-      return kNotFound;
-    case fb::Outcome::PermissionDenied:
-      return kDenied;
-    case fb::Outcome::Busy:
-      return kUnavailable;
-    case fb::Outcome::BadRequest:
-      return kUsage;
-    default:
-      return kNodeFault;
-  }
-}
-
 // The one job id of the arguments, or 0.
 uint32_t jobIdOf(const std::vector<std::string>& args) {
   uint32_t id = 0;
@@ -53,23 +38,9 @@ int verbReport(const std::vector<std::string>& args, const GlobalOptions& g, con
                      "' is not a job id (a number from 1 up, e.g. accelctl report 42)");
     return kUsage;
   }
-  auto path = configPath(g, io);
-  auto config = path.ok() ? loadAccelConfig(*path) : Result<AccelConfig>(path.error());
-  if (!config.ok()) {
-    io.err("accelctl: " + configErrorHint(config.error()));
-    return kUsage;
-  }
-  auto conn = connectDaemon(*config);
-  if (!conn.ok()) {
-    io.err("accelctl: " + callErrorHint(conn.error(), config->control_socket, *path));
-    return exitForCallError(conn.error());
-  }
-  const auto req = ipc::encodeReportRequest(id);
-  if (auto sent = ipc::sendMessage(*conn, req.data(), req.size(), std::chrono::seconds(2));
-      !sent.ok()) {
-    io.err("accelctl: report: " + sent.error().message());
-    return exitForCallError(sent.error());
-  }
+  int code = 0;
+  auto conn = sendToAgent(g, io, "report", ipc::encodeReportRequest(id), &code);
+  if (!conn) return code;
   // The agent gives up on the aggregator after its own limit (10 s).
   auto msg = ipc::recvMessage(*conn, std::chrono::seconds(30));
   if (!msg.ok()) {
@@ -84,7 +55,7 @@ int verbReport(const std::vector<std::string>& args, const GlobalOptions& g, con
   const fb::Reply* r = *verified;
   if (r->outcome() != fb::Outcome::Ok) {
     io.err("accelctl: report: " + (r->message() ? r->message()->str() : std::string("refused")));
-    return exitFor(r->outcome());
+    return exitForOutcome(static_cast<uint8_t>(r->outcome()));
   }
   const auto* report = r->body_as_JobReport();
   if (!report || !report->json()) {

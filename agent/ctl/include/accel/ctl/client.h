@@ -3,6 +3,7 @@
 // a reply's outcome into an exit code.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,16 @@ int exitForCallError(const Error& e);
 // A connection to the daemon: its admin socket when the caller may use it,
 // else ControlSocket.
 Result<ipc::Socket> connectDaemon(const AccelConfig& config);
+
+// The exit code of an agent's reply outcome (control.fbs Outcome; Ok is 0).
+int exitForOutcome(uint8_t outcome);
+
+// For the verbs the agent relays to the aggregator (events, report): reads
+// accel.conf, connects and sends `request`. On failure it has said why on
+// stderr ("accelctl: VERB: ...") and `*code` is the exit code.
+std::optional<ipc::Socket> sendToAgent(const GlobalOptions& g, const CliIo& io,
+                                       const std::string& verb, const std::vector<uint8_t>& request,
+                                       int* code);
 
 // `accelctl events --job ID` asked through this node's agent (its
 // AggregatorQueryAddress); see verb_events.cpp.

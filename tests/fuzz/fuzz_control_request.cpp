@@ -57,17 +57,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     flatbuffers::Verifier v(reply.data(), reply.size());
     if (!v.VerifyBuffer<accel::control::Reply>(nullptr)) std::abort();
   }
-  // With a relay, an events call is handed over rather than answered: what
-  // the relay gets must be what the request says.
+  // With a relay, an events or report call is handed over rather than
+  // answered: what the relay gets must be what the request says.
   w.ctx.relay_events = true;
   auto routed = accel::agentd::dispatchRequest(w.ctx, accel::agentd::Caller{1000, 1}, {data, size});
   w.ctx.relay_events = false;
   if (routed.relay) {
     const auto* req = accel::control::GetRequest(data);
     const auto* e = req->body_as_EventsRequest();
-    if (!e || e->job_id() != routed.relay->job_id || e->follow() != routed.relay->follow ||
-        !routed.reply.empty())
+    const auto* r = req->body_as_ReportRequest();
+    if (!routed.reply.empty()) std::abort();
+    if (e) {
+      if (e->job_id() != routed.relay->job_id || e->follow() != routed.relay->follow ||
+          routed.relay->report)
+        std::abort();
+    } else if (!r || r->job_id() != routed.relay->job_id || !routed.relay->report) {
       std::abort();
+    }
   } else {
     flatbuffers::Verifier v(routed.reply.data(), routed.reply.size());
     if (!v.VerifyBuffer<accel::control::Reply>(nullptr)) std::abort();

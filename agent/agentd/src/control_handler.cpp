@@ -7,6 +7,7 @@
 
 #include "accel/agent/job_nodes.h"
 #include "accel/agentd/job_clock.h"
+#include "accel/agentd/relayed_requests.h"
 #include "accel/agentd/surrogate_steps.h"
 #include "accel/agentd/telemetry_hooks.h"
 #include "accel/agentd/xid_handlers.h"
@@ -493,31 +494,6 @@ struct Route {
 
 Dispatched replied(std::vector<uint8_t> reply) { return Dispatched{std::move(reply), {}}; }
 
-// An EventsRequest: to the relay when the node has one (AggregatorQueryAddress).
-Dispatched onEvents(const HandlerContext& ctx, const fb::EventsRequest* e) {
-  if (!ctx.relay_events)
-    return replied(simple(fb::Outcome::BadRequest,
-                          "this node's agent has no AggregatorQueryAddress in its accel.conf; "
-                          "read the events where the aggregator's database is (accelctl events "
-                          "--database PATH)"));
-  const std::string node = e->node() ? e->node()->str() : std::string();
-  if (node.size() > 255)
-    return replied(simple(fb::Outcome::BadRequest, "node name longer than 255 characters"));
-  return Dispatched{{}, EventsCall{e->job_id(), node, e->follow(), e->json()}};
-}
-
-// A ReportRequest: to the relay as well; the aggregator composes the report.
-Dispatched onReport(const HandlerContext& ctx, const fb::ReportRequest* r) {
-  if (!ctx.relay_events)
-    return replied(simple(fb::Outcome::BadRequest,
-                          "this node's agent has no AggregatorQueryAddress in its accel.conf, "
-                          "so it cannot ask the aggregator for a job's report"));
-  EventsCall call;
-  call.job_id = r->job_id();
-  call.report = true;
-  return Dispatched{{}, call};
-}
-
 constexpr Route kRoutes[] = {
     {fb::RequestBody::PrologRequest, true,
      "only root and SlurmUser may run the prolog (slurmd runs it as Prolog=); by hand, run it as "
@@ -565,12 +541,12 @@ constexpr Route kRoutes[] = {
      nullptr},
     {fb::RequestBody::EventsRequest, false, nullptr,
      [](const HandlerContext& ctx, const Caller&, const fb::Request& r) {
-       return onEvents(ctx, r.body_as_EventsRequest());
+       return relayEvents(ctx, r.body_as_EventsRequest());
      },
      nullptr},
     {fb::RequestBody::ReportRequest, false, nullptr,
      [](const HandlerContext& ctx, const Caller&, const fb::Request& r) {
-       return onReport(ctx, r.body_as_ReportRequest());
+       return relayReport(ctx, r.body_as_ReportRequest());
      },
      nullptr},
     {fb::RequestBody::ClearFaultRequest, true,

@@ -26,7 +26,7 @@ SCRIPT
 FAULT_JOBS+=("$JOB_ID")
 deadline=$((SECONDS + 60))
 until [[ -e $steps ]]; do
-    ((SECONDS <= deadline)) || fail "job $JOB_ID did not run its ten steps within 60 s"
+    ((SECONDS <= deadline)) || { job_story "$JOB_ID"; fail "job $JOB_ID did not run its ten steps within 60 s"; }
     sleep 0.2
 done
 log "agent events with the spool full: $(accelctl status --json | jq -r .events)"

@@ -101,6 +101,20 @@ wait_job_final() {
     fail "sacct has no final state for job $job after $limit s (last: '${line:-nothing}')"
 }
 
+# job_story JOB: what Slurm and the node say of a job that did not get as far as a test
+# expected (its state and reason, its node's state, the node agent's last log lines), for the
+# failure's message to say why rather than only that.
+job_story() {
+    local job=$1 said
+    said=$(scontrol -o show job "$job" 2>/dev/null | grep -o 'JobState=[^ ]*\|Reason=[^ ]*\|NodeList=[^ ]*' | xargs || true)
+    log "job $job: ${said:-unknown to slurmctld}"
+    log "nodes: $(sinfo -h -N -o '%N %T %E' 2>/dev/null | xargs)"
+    if [[ -n ${ACCEL_SANDBOX_DIR:-} && -r $ACCEL_SANDBOX_DIR/log/agentd.out ]]; then
+        log "agent's last lines:"
+        tail -n 15 "$ACCEL_SANDBOX_DIR/log/agentd.out" | sed "s/^/$TEST_NAME:   /"
+    fi
+}
+
 # wait_comment JOB SECONDS: waits until the job's AdminComment holds an accel= segment; sets COMMENT.
 wait_comment() {
     local job=$1 deadline=$((SECONDS + $2))

@@ -13,7 +13,11 @@
 #                                    (tree.sh DIR ROLE exit);
 #   job_processes JOB            the pids of processes, on this machine, whose environment says
 #                                SLURM_JOB_ID=JOB (every node of a sandbox shares the pid space)
-#   expect_no_process_left JOB   fails naming each process of JOB still there
+#   expect_no_process_left JOB [UNTIL]
+#                                fails naming each process of JOB still there; with UNTIL (epoch
+#                                seconds, fractions allowed), looks again until then first: the
+#                                promise is "gone within the grace", and sacct can read the job
+#                                final while slurmd still ends its other steps' processes
 #   expect_not_drained NODE...   fails if a node is drained
 #   kill_grace                   the sandbox's ApplianceKillGrace in seconds (30 when unset)
 #   expect_left_queue JOB [SECONDS]
@@ -89,8 +93,12 @@ job_processes() {
 }
 
 expect_no_process_left() {
-    local job=$1 left p
+    local job=$1 until=${2:-0} left p
     left=$(job_processes "$job")
+    while [[ -n $left ]] && (($(echo "$(date +%s.%N) < $until" | bc))); do
+        sleep 0.2
+        left=$(job_processes "$job")
+    done
     if [[ -n $left ]]; then
         for p in $left; do log "left: $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"; done
         fail "job $job: $(wc -w <<<"$left") process(es) outlived the limit and its grace"
@@ -120,7 +128,7 @@ expect_limit_end() {
     local job=$1 trace=$2 min=$3 grace=$4 term end k id state stamp steps=0
     term=$(sed -n 's/^term //p' "$trace" 2>/dev/null | head -1)
     [[ -n $term ]] || fail "job $job: SIGTERM never reached the batch shell"
-    expect_no_process_left "$job"
+    expect_no_process_left "$job" "$(echo "$term + $grace + 1" | bc)"
     expect_left_queue "$job"
     end=$(date -d "$(sacct -n -P -X -j "$job" -o End)" +%s)
     k=$(echo "$end - $term" | bc)

@@ -24,13 +24,18 @@ submit -J "$tag" -o "$output" --time=5 --job-time-sec=3 --appliance-signal=B:USR
 now() { date +%s.%N; }
 trap 'echo "warned $(now)"' USR1
 trap 'echo "term $(now)"' TERM
-fake-appliance-job --csx 1 --queue-seconds 4 --run-seconds 120 >"$HOME/appliance-$SLURM_JOB_ID.id" &
+# The launcher's exit status is taken by a subshell that waits for it in the foreground (and
+# ignores SIGTERM; the launcher sets its own handler): bash's `wait` for a background child,
+# cut short by a trapped signal, does not always give the child's status afterwards.
+(
+    trap '' TERM
+    fake-appliance-job --csx 1 --queue-seconds 4 --run-seconds 120 >"$HOME/appliance-$SLURM_JOB_ID.id"
+    echo "launcher ended $? $(now)"
+) &
 echo "launched $(now)"
-launcher=$! rc=0
+launcher=$!
 # A trapped signal interrupts wait (status > 128); the launcher is waited for again.
-while kill -0 $launcher 2>/dev/null; do wait $launcher; rc=$?; done
-wait $launcher && rc=0 || { r=$?; ((r == 127)) || rc=$r; }
-echo "launcher ended $rc $(now)"
+while kill -0 $launcher 2>/dev/null; do wait $launcher; done
 # SIGTERM is ignored: only SIGKILL ends this.
 while :; do sleep 0.2; done
 SCRIPT

@@ -11,6 +11,8 @@
 #     is gone.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
+# shellcheck source=tests/integration/gpu_idle_lib.sh
+source "$(dirname -- "$0")/gpu_idle_lib.sh"
 
 require_root
 require_sandbox
@@ -18,36 +20,22 @@ ensure_test_user
 command -v python3 >/dev/null || fail "python3 is not installed (Debian package python3)"
 
 sandbox_nodes 3
-node=${nodes[2]}
-conf=${ACCEL_SANDBOX_NODE_CONF_3:?}
-nvml=$(dirname -- "$conf")/nvml
-[[ -e $nvml/gpu0 ]] || fail "no fake NVML scripts in $nvml"
-
 tag=mn-idle-cancel-$$-$RANDOM
 dir=$TEST_HOME/$tag
 job=''
 restore() {
     [[ -z $job ]] || scancel "$job" 2>/dev/null || true
-    if [[ -d $dir/nvml.orig ]]; then
-        rm -rf "${nvml:?}" && cp -a "$dir/nvml.orig" "$nvml"
-    fi
-    sed -i '/^IdleAfter=/d; /^IdleAction=/d' "$conf"
-    "$SANDBOX_SCRIPT" restart agentd --node "$node" >/dev/null ||
-        printf '%s: could not restart accel-agentd on %s\n' "$TEST_NAME" "$node" >&2
+    gpu_idle_restore
     rm -rf "${dir:?}"
 }
 trap restore EXIT
 mkdir -p "$dir"
 chown "$TEST_USER" "$dir"
-cp -a "$nvml" "$dir/nvml.orig"
+gpu_idle_prepare "$dir"
+node=$GPU_NODE
 
-for f in "$nvml"/gpu*; do
-    sed -i '/^phase /d' "$f"
-    echo "phase idle util=0 memory_util=0 used=644939776 power=80587" >>"$f"
-done
-printf 'IdleAfter=0:06\nIdleAction=cancel\n' >>"$conf"
-"$SANDBOX_SCRIPT" restart agentd --node "$node" >/dev/null ||
-    fail "accel-agentd on $node did not restart with IdleAction=cancel"
+gpu_idle_script all
+gpu_idle_policy 0:06 cancel
 
 submit -J "$tag" -w "$node" -N 1 --gres=gpu:1 -o "$dir/job.out" <<SCRIPT
 #!/bin/bash

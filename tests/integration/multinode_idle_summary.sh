@@ -13,6 +13,8 @@
 #     [its GPU], action notify}}, result ok and no "ended".
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
+# shellcheck source=tests/integration/gpu_idle_lib.sh
+source "$(dirname -- "$0")/gpu_idle_lib.sh"
 
 require_root
 require_sandbox
@@ -20,29 +22,20 @@ ensure_test_user
 command -v sqlite3 >/dev/null || fail "sqlite3 is not installed (Debian package sqlite3)"
 
 sandbox_nodes 3
-node=${nodes[2]}
-conf=${ACCEL_SANDBOX_NODE_CONF_3:?}
-nvml=$(dirname -- "$conf")/nvml
-[[ -e $nvml/gpu0 ]] || fail "no fake NVML scripts in $nvml"
-
 tag=mn-idle-$$-$RANDOM
 dir=$TEST_HOME/$tag
 busy='' idle=''
 restore() {
     [[ -z $busy ]] || scancel "$busy" 2>/dev/null || true
     [[ -z $idle ]] || scancel "$idle" 2>/dev/null || true
-    if [[ -d $dir/nvml.orig ]]; then
-        rm -rf "${nvml:?}" && cp -a "$dir/nvml.orig" "$nvml"
-    fi
-    sed -i '/^IdleAfter=/d; /^IdleAction=/d' "$conf"
-    "$SANDBOX_SCRIPT" restart agentd --node "$node" >/dev/null ||
-        printf '%s: could not restart accel-agentd on %s\n' "$TEST_NAME" "$node" >&2
+    gpu_idle_restore
     rm -rf "${dir:?}"
 }
 trap restore EXIT
 mkdir -p "$dir"
 chown "$TEST_USER" "$dir"
-cp -a "$nvml" "$dir/nvml.orig"
+gpu_idle_prepare "$dir"
+node=$GPU_NODE conf=$GPU_CONF
 
 # A job of one GPU that says which and waits for its release file.
 job_script() {
@@ -71,11 +64,8 @@ log "busy job $busy has GPU $gpu_busy, idle job $idle GPU $gpu_idle"
 
 # The idle job's GPU at 0% for ever (its idle reading of the captured H200); the agent reads
 # the scripts when it starts, and with the idle keys.
-sed -i '/^phase /d' "$nvml/gpu$gpu_idle"
-echo "phase idle util=0 memory_util=0 used=644939776 power=80587" >>"$nvml/gpu$gpu_idle"
-printf 'IdleAfter=0:03\nIdleAction=notify\n' >>"$conf"
-"$SANDBOX_SCRIPT" restart agentd --node "$node" >/dev/null ||
-    fail "accel-agentd on $node did not restart with IdleAfter"
+gpu_idle_script "$gpu_idle"
+gpu_idle_policy 0:03 notify
 
 # --- 1. the event, the line, the gauge -----------------------------------------------------------
 db=$ACCEL_SANDBOX_DIR/state/aggregator/events.db

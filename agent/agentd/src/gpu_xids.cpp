@@ -12,6 +12,8 @@
 namespace accel::agentd {
 namespace {
 
+using telemetry::XidClass;
+
 constexpr size_t kMaxFaultsFile = size_t{64} * 1024;
 
 // One fault a line in the file: "AT_NS MESSAGE" (messages are printable).
@@ -36,27 +38,10 @@ std::vector<GpuFault> parseFaults(std::string_view text) {
   return out;
 }
 
-// Whether `bus_id` ("dddd:bb:dd.f") is the device a line names ("dddd:bb:dd").
-bool isDevice(const XidLine& report, std::string_view bus_id) {
-  return !report.device.empty() && bus_id.size() == report.device.size() + 2 &&
-         bus_id.starts_with(report.device) && bus_id[report.device.size()] == '.';
-}
-
 }  // namespace
 
-const char* xidClassName(XidClass c) {
-  switch (c) {
-    case XidClass::kApplication:
-      return "application";
-    case XidClass::kHardware:
-      return "hardware";
-    case XidClass::kOther:
-      return "other";
-  }
-  return "other";
-}
-
-XidAttribution attributeXid(const XidLine& report, const std::vector<agent::DeviceUse>& devices,
+XidAttribution attributeXid(const telemetry::XidReport& report,
+                            const std::vector<agent::DeviceUse>& devices,
                             const agent::JobOfPid& job_of,
                             const std::function<bool(uint32_t)>& on_node) {
   XidAttribution who;
@@ -66,7 +51,7 @@ XidAttribution attributeXid(const XidLine& report, const std::vector<agent::Devi
     if (d.kind != "gpu") continue;
     const uint32_t index = ordinal++;
     auto bus = telemetry::normalizePciBusId(d.pci_bus_id);
-    if (!bus || !isDevice(report, *bus)) continue;
+    if (!bus || !telemetry::isDevice(report, *bus)) continue;
     who.gpu = index;
     who.pci_bus_id = *bus;
     who.job_id = d.job_id;
@@ -82,13 +67,14 @@ XidAttribution attributeXid(const XidLine& report, const std::vector<agent::Devi
   return who;
 }
 
-std::string xidCodeLabel(XidClass cls, uint32_t code) {
+std::string xidCodeLabel(telemetry::XidClass cls, uint32_t code) {
   return cls == XidClass::kOther ? "other" : std::to_string(code);
 }
 
-std::string xidFaultLine(const XidLine& report, XidClass cls, const XidAttribution& who) {
+std::string xidFaultLine(const telemetry::XidReport& report, telemetry::XidClass cls,
+                         const XidAttribution& who) {
   std::string line = "accel: node fault: GPU Xid " + std::to_string(report.code) + " (" +
-                     xidClassName(cls) + ") on GPU ";
+                     telemetry::xidClassName(cls) + ") on GPU ";
   line += who.gpu ? std::to_string(*who.gpu) + " (" + who.pci_bus_id + ")" : who.pci_bus_id;
   line += who.job_id != 0 ? ", job " + std::to_string(who.job_id) : ", no job";
   if (!report.text.empty()) line += ": " + report.text;
@@ -108,7 +94,7 @@ XidMonitor::XidMonitor(Hooks hooks, std::string faults_file, metrics::Registry* 
   if (counter_ && hooks_.decoder.classify) {
     for (uint32_t code = 0; code < 256; ++code)
       if (auto cls = hooks_.decoder.classify(code); cls != XidClass::kOther)
-        counter_->with({xidClassName(cls), std::to_string(code)}).add(0);
+        counter_->with({telemetry::xidClassName(cls), std::to_string(code)}).add(0);
     counter_->with({"other", "other"}).add(0);
   }
   if (file_.empty()) return;
@@ -119,12 +105,12 @@ XidMonitor::XidMonitor(Hooks hooks, std::string faults_file, metrics::Registry* 
     file_error_ = text.error().message();
 }
 
-std::optional<XidLine> XidMonitor::onLine(std::string_view line) {
+std::optional<telemetry::XidReport> XidMonitor::onLine(std::string_view line) {
   if (!hooks_.decoder.parse || !hooks_.decoder.classify) return std::nullopt;
   auto report = hooks_.decoder.parse(line);
   if (!report) return std::nullopt;
   const XidClass cls = hooks_.decoder.classify(report->code);
-  const std::string cls_name = xidClassName(cls);
+  const std::string cls_name = telemetry::xidClassName(cls);
   if (counter_) counter_->with({cls_name, xidCodeLabel(cls, report->code)}).add();
   const auto devices = hooks_.devices ? hooks_.devices() : std::vector<agent::DeviceUse>{};
   const XidAttribution who = attributeXid(*report, devices, hooks_.job_of, hooks_.on_node);

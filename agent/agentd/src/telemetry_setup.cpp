@@ -15,22 +15,8 @@ Result<std::unique_ptr<telemetry::TelemetrySource>> openNvml(const std::string& 
 
 XidDecoder nvmlXidDecoder() {
   XidDecoder d;
-  d.parse = [](std::string_view line) -> std::optional<XidLine> {
-    auto r = nvml::parseXidLine(line);
-    if (!r) return std::nullopt;
-    return XidLine{r->code, r->device, r->pid, r->text};
-  };
-  d.classify = [](uint32_t code) {
-    switch (nvml::classifyXid(code)) {
-      case nvml::XidClass::kApplication:
-        return XidClass::kApplication;
-      case nvml::XidClass::kHardware:
-        return XidClass::kHardware;
-      case nvml::XidClass::kOther:
-        break;
-    }
-    return XidClass::kOther;
-  };
+  d.parse = nvml::parseXidLine;
+  d.classify = nvml::classifyXid;
   return d;
 }
 

@@ -14,6 +14,9 @@
 namespace accel::agentd {
 namespace {
 
+using telemetry::XidClass;
+using telemetry::XidReport;
+
 std::vector<agent::DeviceUse> node() {
   return {{0, "cuda0", "gpu", 42, "0000:3B:00.0"},
           {1, "cuda1", "gpu", 0, "0000:86:00.0"},
@@ -22,23 +25,32 @@ std::vector<agent::DeviceUse> node() {
 
 // The daemon's library does not parse kernel log lines itself (the NVML
 // adapter's parser is handed in): here literal lines map to literal reports.
-const std::map<std::string, XidLine>& lines() {
-  static const std::map<std::string, XidLine> m = {
-      {"xid13", {13, "0000:3b:00", 77, "Graphics SM Warp Exception"}},
-      {"xid31-free", {31, "0000:86:00", 77, "MMU Fault"}},
-      {"xid79-unknown-device", {79, "0000:af:00", std::nullopt, "GPU has fallen off the bus."}},
-      {"xid79", {79, "0000:3b:00", std::nullopt, "GPU has fallen off the bus."}},
-      {"xid48-free", {48, "0000:86:00", std::nullopt, "DBE (double bit error) ECC error"}},
-      {"xid62", {62, "0000:86:00", std::nullopt, "Internal micro-controller halt"}},
+XidReport xid(uint32_t code, std::string device, std::optional<uint32_t> pid, std::string text) {
+  XidReport r;
+  r.code = code;
+  r.device = std::move(device);
+  r.pid = pid;
+  r.text = std::move(text);
+  return r;
+}
+
+const std::map<std::string, XidReport>& lines() {
+  static const std::map<std::string, XidReport> m = {
+      {"xid13", xid(13, "0000:3b:00", 77, "Graphics SM Warp Exception")},
+      {"xid31-free", xid(31, "0000:86:00", 77, "MMU Fault")},
+      {"xid79-unknown-device", xid(79, "0000:af:00", std::nullopt, "GPU has fallen off the bus.")},
+      {"xid79", xid(79, "0000:3b:00", std::nullopt, "GPU has fallen off the bus.")},
+      {"xid48-free", xid(48, "0000:86:00", std::nullopt, "DBE (double bit error) ECC error")},
+      {"xid62", xid(62, "0000:86:00", std::nullopt, "Internal micro-controller halt")},
   };
   return m;
 }
 
-XidLine report(const std::string& key) { return lines().at(key); }
+XidReport report(const std::string& key) { return lines().at(key); }
 
 XidDecoder decoder() {
   XidDecoder d;
-  d.parse = [](std::string_view line) -> std::optional<XidLine> {
+  d.parse = [](std::string_view line) -> std::optional<XidReport> {
     auto it = lines().find(std::string(line));
     if (it == lines().end()) return std::nullopt;
     return it->second;

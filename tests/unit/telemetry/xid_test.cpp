@@ -8,6 +8,11 @@
 namespace accel::nvml {
 namespace {
 
+using telemetry::isDevice;
+using telemetry::XidClass;
+using telemetry::xidClassName;
+using telemetry::XidReport;
+
 TEST(XidLine, ANewerDriversLineGivesCodeDevicePidAndName) {
   auto r = parseXidLine(
       "NVRM: Xid (PCI:0000:86:00): 13, pid=24581, name=python3, Graphics SM Warp Exception on "

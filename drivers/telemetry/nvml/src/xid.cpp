@@ -7,6 +7,9 @@
 namespace accel::nvml {
 namespace {
 
+using telemetry::XidClass;
+using telemetry::XidReport;
+
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
 // A decimal of at most 10 digits that fits 32 bits, consumed.
@@ -45,7 +48,7 @@ std::string_view takeField(std::string_view& s) {
 
 }  // namespace
 
-std::optional<XidReport> parseXidLine(std::string_view line) {
+std::optional<telemetry::XidReport> parseXidLine(std::string_view line) {
   if (line.size() > XidReport::kMaxLine) return std::nullopt;
   const size_t at = line.find("NVRM: Xid (");
   if (at == std::string_view::npos) return std::nullopt;
@@ -80,7 +83,7 @@ std::optional<XidReport> parseXidLine(std::string_view line) {
 // NVIDIA's Xid catalogue ("Xid Errors", the GPU deployment and management
 // documentation, and the codes DCGM's health checks treat as fatal); the
 // table and what each class leads to: README.md.
-XidClass classifyXid(uint32_t code) {
+telemetry::XidClass classifyXid(uint32_t code) {
   switch (code) {
     case 13:  // graphics engine exception: the application's kernel faulted
     case 31:  // GPU memory page fault: the application touched memory it did not map
@@ -103,23 +106,6 @@ XidClass classifyXid(uint32_t code) {
     default:
       return XidClass::kOther;
   }
-}
-
-const char* xidClassName(XidClass c) {
-  switch (c) {
-    case XidClass::kApplication:
-      return "application";
-    case XidClass::kHardware:
-      return "hardware";
-    case XidClass::kOther:
-      return "other";
-  }
-  return "other";
-}
-
-bool isDevice(const XidReport& report, std::string_view bus_id) {
-  return !report.device.empty() && bus_id.size() == report.device.size() + 2 &&
-         bus_id.starts_with(report.device) && bus_id[report.device.size()] == '.';
 }
 
 }  // namespace accel::nvml

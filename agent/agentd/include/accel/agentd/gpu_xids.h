@@ -10,9 +10,11 @@
 //     kept (in StateDir, so a restart keeps it) and shown by `accelctl
 //     status` until an operator clears it (`accelctl clear-fault`), and the
 //     node is drained with a reason naming the Xid, the GPU and the job.
-// The Xid table and the classes: drivers/telemetry/nvml/README.md. The
-// parser and the table are the NVML adapter's (nvml/xid.h), which only the
-// executable links: it hands them in as an XidDecoder (telemetry_setup.h).
+// The report and its classes are the telemetry seam's (telemetry::XidReport,
+// telemetry::XidClass: accel/telemetry/xid_report.h); the Xid table:
+// drivers/telemetry/nvml/README.md. The parser and the table are the NVML
+// adapter's (nvml/xid.h), which only the executable links: it hands them in
+// as an XidDecoder (telemetry_setup.h).
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -26,25 +28,15 @@
 #include "accel/common/metrics.h"
 #include "accel/common/result.h"
 #include "accel/events/event.h"
+#include "accel/telemetry/xid_report.h"
 
 namespace accel::agentd {
-
-// An Xid report as the decoder read it from one line of the kernel log.
-struct XidLine {
-  uint32_t code = 0;
-  std::string device;           // "dddd:bb:dd", lower case: a bus id without its function
-  std::optional<uint32_t> pid;  // unset: not given
-  std::string text;             // the driver's words, bounded and printable
-};
-
-enum class XidClass { kApplication, kHardware, kOther };
-const char* xidClassName(XidClass c);  // "application", "hardware", "other"
 
 // The parser of kernel log lines and the table of codes (nvmlXidDecoder()
 // in production; tests give their own).
 struct XidDecoder {
-  std::function<std::optional<XidLine>(std::string_view line)> parse;
-  std::function<XidClass(uint32_t code)> classify;
+  std::function<std::optional<telemetry::XidReport>(std::string_view line)> parse;
+  std::function<telemetry::XidClass(uint32_t code)> classify;
 };
 
 // Who an Xid belongs to on this node.
@@ -58,18 +50,20 @@ struct XidAttribution {
 // `devices`: the node's accelerators and their holders (JobManager::deviceUse);
 // `job_of`: a pid's job (cgroup); `on_node`: whether a job id is one of this
 // node's. A GPU held by a job wins over the pid.
-XidAttribution attributeXid(const XidLine& report, const std::vector<agent::DeviceUse>& devices,
+XidAttribution attributeXid(const telemetry::XidReport& report,
+                            const std::vector<agent::DeviceUse>& devices,
                             const agent::JobOfPid& job_of,
                             const std::function<bool(uint32_t)>& on_node);
 
 // The label a code of class `cls` has on accel_gpu_xid_total: the code when
 // the table names it, "other" otherwise (the label set stays bounded).
-std::string xidCodeLabel(XidClass cls, uint32_t code);
+std::string xidCodeLabel(telemetry::XidClass cls, uint32_t code);
 
 // The node fault of a hardware Xid, which is also Slurm's drain reason:
 // "accel: node fault: GPU Xid 79 (hardware) on GPU 0 (0000:3b:00.0), job 42:
 // GPU has fallen off the bus.".
-std::string xidFaultLine(const XidLine& report, XidClass cls, const XidAttribution& who);
+std::string xidFaultLine(const telemetry::XidReport& report, telemetry::XidClass cls,
+                         const XidAttribution& who);
 
 // A hardware fault kept until an operator clears it.
 struct GpuFault {
@@ -96,7 +90,7 @@ class XidMonitor {
   XidMonitor(Hooks hooks, std::string faults_file, metrics::Registry* registry);
 
   // One line of the kernel log. Returns the report when it was an Xid.
-  std::optional<XidLine> onLine(std::string_view line);
+  std::optional<telemetry::XidReport> onLine(std::string_view line);
 
   std::vector<GpuFault> faults() const;
   // Forgets every fault (and the file's). Returns how many there were.

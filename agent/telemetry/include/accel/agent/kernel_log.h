@@ -15,7 +15,7 @@
 //     that closes does not end the stream).
 // A line is untrusted text (any process may write to /dev/kmsg): it is cut
 // at kMaxLine bytes (the rest of it is dropped, never taken for a new line),
-// and the caller parses it (nvml::parseXidLine).
+// and the caller parses it (nvml::parseXidLine, into a telemetry::XidReport).
 #include <atomic>
 #include <chrono>
 #include <cstddef>

@@ -8,42 +8,23 @@
 // syslog: it is read as hostile input, bounded and checked, never trusted to
 // name a job by itself.
 //
-// The classes (the table in README.md, with its source): an application
-// fault is the job's own doing and is recorded with the job; a hardware fault
-// means the GPU needs an operator; any other code is recorded only.
+// The report is the telemetry seam's (telemetry::XidReport, xid_report.h);
+// what is NVIDIA's stays here: the line format and the table of codes (in
+// README.md, with its source) that sorts a code into a telemetry::XidClass.
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
+
+#include "accel/telemetry/xid_report.h"
 
 namespace accel::nvml {
 
-struct XidReport {
-  uint32_t code = 0;
-  // The device as the line names it: "dddd:bb:dd", lower case (the driver
-  // gives no PCI function).
-  std::string device;
-  std::optional<uint32_t> pid;  // unset: not given, or '<unknown>'
-  std::string process;          // name=, at most kMaxProcess printable bytes; empty: not given
-  std::string text;             // the rest of the line, at most kMaxText printable bytes
-  bool operator==(const XidReport&) const = default;
-
-  static constexpr size_t kMaxProcess = 64;
-  static constexpr size_t kMaxText = 256;
-  static constexpr size_t kMaxLine = 8192;  // longer lines are not read
-};
-
 // The Xid report in `line` (a kernel log message, with or without a
 // /dev/kmsg record's "prio,seq,usec,flags;" prefix); unset when the line is
-// no well-formed Xid report.
-std::optional<XidReport> parseXidLine(std::string_view line);
+// no well-formed Xid report, or longer than telemetry::XidReport::kMaxLine.
+std::optional<telemetry::XidReport> parseXidLine(std::string_view line);
 
-enum class XidClass { kApplication, kHardware, kOther };
-XidClass classifyXid(uint32_t code);
-const char* xidClassName(XidClass c);  // "application", "hardware", "other"
-
-// Whether the report's device is the GPU at `bus_id` ("dddd:bb:dd.f", as
-// telemetry::normalizePciBusId writes it).
-bool isDevice(const XidReport& report, std::string_view bus_id);
+// The class of an Xid code by NVIDIA's catalogue.
+telemetry::XidClass classifyXid(uint32_t code);
 
 }  // namespace accel::nvml

@@ -8,8 +8,9 @@
 #   gpu_idle_script GPU...      scripts those GPUs (all with "all") at 0% for ever, at the
 #                               captured H200's idle reading
 #   gpu_idle_policy AFTER ACTION
-#                               IdleAfter and IdleAction in the node's accel.conf; its agent
-#                               restarted with them
+#                               IdleAfter and IdleAction in the node's accel.conf (in place of
+#                               any before); its agent restarted with them (and so reading the
+#                               scripts again)
 #   gpu_idle_restore            the scripts and accel.conf as they were, the agent restarted
 #                               (for the test's EXIT trap: it never fails, it says what failed)
 
@@ -38,6 +39,7 @@ gpu_idle_script() {
 }
 
 gpu_idle_policy() {
+    sed -i '/^IdleAfter=/d; /^IdleAction=/d' "$GPU_CONF"
     printf 'IdleAfter=%s\nIdleAction=%s\n' "$1" "$2" >>"$GPU_CONF"
     "$SANDBOX_SCRIPT" restart agentd --node "$GPU_NODE" >/dev/null ||
         fail "accel-agentd on $GPU_NODE did not restart with IdleAfter=$1, IdleAction=$2"

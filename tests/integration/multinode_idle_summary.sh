@@ -4,13 +4,16 @@
 # side, one GPU each. Once both run, the idle job's GPU is scripted at 0% for ever in the fake
 # NVML (the others stay busy at 60%) and the agent restarted, so both jobs are sampled afresh
 # from then on. Then:
-#  1. the idle job gets its job_idle event (action notify, told_job true) and the accel: line in
-#     its output file, the node's gauge shows it idle and the busy job 0 s; the busy job neither;
+#  1. the idle job (its work in an srun step) gets its job_idle event (action notify, told_job
+#     true) and the accel: line in its output file, once; the node's gauge shows it idle and
+#     the busy job 0 s; the busy job neither;
 #  2. their summaries in AdminComment, field by field: the busy job's GPU row (its GPU, mean
 #     above 0 and below 60 since its first sample after the restart is the script's idle one,
 #     max 60, 22070 MiB, energy above 0, samples >= 2) and no idle key; the idle job's row (its
 #     GPU, 0, 0, 615 MiB, energy above 0, samples >= 3), idle {"sbn3": {idle_s >= 3, gpus
-#     [its GPU], action notify}}, result ok and no "ended".
+#     [its GPU], action notify}}, result ok and no "ended";
+#  3. an interactive job (srun from the login side, no output file), idle, gets the line in its
+#     terminal, printed by its srun (slurmctld's job notification).
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname -- "$0")/lib.sh"
 # shellcheck source=tests/integration/gpu_idle_lib.sh
@@ -24,10 +27,12 @@ command -v sqlite3 >/dev/null || fail "sqlite3 is not installed (Debian package 
 sandbox_nodes 3
 tag=mn-idle-$$-$RANDOM
 dir=$TEST_HOME/$tag
-busy='' idle=''
+busy='' idle='' inter='' inter_pid=''
 restore() {
     [[ -z $busy ]] || scancel "$busy" 2>/dev/null || true
     [[ -z $idle ]] || scancel "$idle" 2>/dev/null || true
+    [[ -z $inter ]] || scancel "$inter" 2>/dev/null || true
+    [[ -z $inter_pid ]] || kill "$inter_pid" 2>/dev/null || true
     gpu_idle_restore
     rm -rf "${dir:?}"
 }
@@ -37,19 +42,19 @@ chown "$TEST_USER" "$dir"
 gpu_idle_prepare "$dir"
 node=$GPU_NODE conf=$GPU_CONF
 
-# A job of one GPU that says which and waits for its release file.
+# A job of one GPU that says which and waits for its release file: in its batch shell, or
+# (LAUNCHER srun) in a step, as a launched program does.
 job_script() {
     cat <<SCRIPT
 #!/bin/bash
 echo "\$SLURM_JOB_GPUS" >"$dir/$1.tmp"
 mv "$dir/$1.tmp" "$dir/$1.started"
-for _ in \$(seq 1200); do [[ -e "$dir/release" ]] && exit 0; sleep 0.1; done
-exit 1
+${2:-} bash -c 'for _ in \$(seq 1200); do [[ -e "$dir/release" ]] && exit 0; sleep 0.1; done; exit 1'
 SCRIPT
 }
 submit -J "$tag-busy" -w "$node" -N 1 --gres=gpu:1 -o "$dir/busy.out" < <(job_script busy)
 busy=$JOB_ID
-submit -J "$tag-idle" -w "$node" -N 1 --gres=gpu:1 -o "$dir/idle.out" < <(job_script idle)
+submit -J "$tag-idle" -w "$node" -N 1 --gres=gpu:1 -o "$dir/idle.out" < <(job_script idle "srun -n1")
 idle=$JOB_ID
 deadline=$((SECONDS + 60))
 until [[ -e $dir/busy.started && -e $dir/idle.started ]]; do
@@ -88,6 +93,9 @@ line=$(grep '^accel: ' "$dir/idle.out") || fail "no accel: line in job $idle's o
 log "job $idle's output: $line"
 [[ $line == "accel: job $idle: GPU $gpu_idle on $node read 0% utilization for "*" (idle accelerators); "* ]] ||
     fail "job $idle's accel: line is not the idle notice: $line"
+# A batch job is told once, in its file: no second copy through slurmctld (which hands a batch
+# job's notice to its batch step, never to its sruns).
+expect_eq "job $idle's accel: notices in its output" 1 "$(grep -c 'accel: job ' "$dir/idle.out")"
 address=$(sed -n 's/^MetricsAddress=//p' "$conf")
 scraped=$("$SANDBOX_SCRIPT" exec "$node" curl -sf --max-time 5 "http://$address/metrics") ||
     fail "the metrics of $node do not answer at $address"
@@ -133,4 +141,35 @@ jq -e --argjson g "$gpu_idle" '.idle_s >= 3 and .gpus == [$g] and .action == "no
     fail "idle job: its idle entry is not {idle_s >= 3, gpus [$gpu_idle], notify}: $idle_note"
 expect_eq "idle job: idle entries" 1 "$(jq '.idle | length' <<<"$s")"
 expect_eq "idle job: ended" null "$(jq -r '.ended' <<<"$s")"
+
+# --- 3. an interactive job is told in its terminal ----------------------------------------------
+# As from a login node: srun in the foreground, no output file; every GPU idle now (the node
+# has two CPUs, so this runs after the batch jobs).
+gpu_idle_script all
+gpu_idle_policy 0:03 notify
+# shellcheck disable=SC2016 # expanded in the job
+as_test_user srun -J "$tag-inter" -w "$node" -N 1 --gres=gpu:1 bash -c \
+    'echo "$SLURM_STEP_GPUS" >"$0.started"; until [[ -e $0.release ]]; do sleep 0.1; done' \
+    "$dir/inter" >"$dir/inter.out" 2>&1 &
+inter_pid=$!
+deadline=$((SECONDS + 60))
+until [[ -e $dir/inter.started ]]; do
+    ((SECONDS <= deadline)) || fail "the interactive job did not start within 60 s: $(cat "$dir/inter.out")"
+    sleep 0.1
+done
+inter=$(squeue -h -u "$TEST_USER" -n "$tag-inter" -o %i)
+gpu_inter=$(<"$dir/inter.started")
+[[ $inter =~ ^[0-9]+$ && $gpu_inter =~ ^[0-9]$ ]] || fail "interactive job '$inter', GPU '$gpu_inter'"
+deadline=$((SECONDS + 30))
+until grep -q "^srun: accel: " "$dir/inter.out"; do
+    ((SECONDS <= deadline)) || fail "the interactive job $inter's srun printed no accel: notice within 30 s: $(cat "$dir/inter.out")"
+    sleep 0.2
+done
+line=$(grep "^srun: accel: " "$dir/inter.out")
+log "interactive job $inter (GPU $gpu_inter), its terminal: $line"
+[[ $line == "srun: accel: job $inter: GPU $gpu_inter on $node read 0% utilization for "*" (idle accelerators); "* ]] ||
+    fail "the interactive job's notice is not its idle notice: $(cat "$dir/inter.out")"
+touch "$dir/inter.release"
+wait "$inter_pid" || fail "the interactive job's srun ended with $?: $(cat "$dir/inter.out")"
+inter_pid=''
 log "PASS"

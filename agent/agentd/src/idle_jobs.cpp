@@ -119,7 +119,8 @@ void IdleJobs::act(const agent::IdleJob& job, const IdlePolicy& policy) {
     if (!told.ok())
       log::warning("idle: job " + id + ": its output not told: " + told.error().message());
     else if (!*told)
-      log::info("idle: job " + id + ": no output file of its own (interactive): " + line);
+      log::info("idle: job " + id + ": no output file of its own (interactive; IdleAction=notify " +
+                "would send it to its srun): " + line);
     e.told_job = told.ok() && *told;
   }
   if (policy.action == Action::kCancel) e.action = cancelWithRetries(job.job_id);

@@ -137,10 +137,13 @@ int signalJobCommand(accel::agentd::Slurmctld& slurmctld, int argc, char** argv)
   return 0;
 }
 
-// --tell-job JOB LINE file|sruns: appends LINE to the job's output file as
-// the job's user (sruns: sends it to the job's sruns first, as root); run in
-// a child process by the idle check (idle_jobs.h). Prints "written" or "no
-// file" (an interactive job).
+// --tell-job JOB LINE file|sruns: appends LINE to a batch job's output file
+// as the job's user; run in a child process by the idle check (idle_jobs.h).
+// An interactive job has no file: with sruns, slurmctld hands LINE to its
+// srun or salloc, which prints it in the user's terminal (as `scontrol
+// notify`). A batch job is not notified too: slurmctld would only give the
+// batch step the same line again, as an error of slurmstepd's, and never its
+// sruns. Prints "written", "notified" or "no file".
 int tellJobCommand(accel::agentd::Slurmctld& slurmctld, int argc, char** argv) {
   char* end = nullptr;
   unsigned long id = argc == 5 ? std::strtoul(argv[2], &end, 10) : 0;
@@ -151,17 +154,22 @@ int tellJobCommand(accel::agentd::Slurmctld& slurmctld, int argc, char** argv) {
     return 2;
   }
   const auto job = static_cast<uint32_t>(id);
-  if (how == "sruns") {
-    auto s = slurmctld.notifyJob(job, argv[3]);
-    if (!s.ok()) std::fprintf(stderr, "accel-agentd: %s\n", s.error().message().c_str());
-  }
   auto output = slurmctld.jobOutput(job);
   if (!output.ok()) {
     std::fprintf(stderr, "accel-agentd: %s\n", output.error().message().c_str());
     return 1;
   }
   if (output->path.empty()) {
-    std::puts("no file");
+    if (how != "sruns") {
+      std::puts("no file");
+      return 0;
+    }
+    auto s = slurmctld.notifyJob(job, argv[3]);
+    if (!s.ok()) {
+      std::fprintf(stderr, "accel-agentd: %s\n", s.error().message().c_str());
+      return 1;
+    }
+    std::puts("notified");
     return 0;
   }
   // From here on nothing of root's is used: the path is the user's choice.

@@ -60,7 +60,7 @@ Result<bool> tellJobIsolated(const std::string& agentd_path, uint32_t job_id,
       {agentd_path, "--tell-job", std::to_string(job_id), line, to_sruns ? "sruns" : "file"},
       "tell job " + std::to_string(job_id), timeout);
   ACCEL_TRY(out);
-  if (*out == "written\n") return true;
+  if (*out == "written\n" || *out == "notified\n") return true;
   if (*out == "no file\n") return false;
   return Error(ErrorCode::kParse, "tell job " + std::to_string(job_id) + ": bad answer");
 }

@@ -2,8 +2,9 @@
 // Idle accelerators (IdleAfter, IdleAction): one thread that asks the idle
 // decision (agent::IdleWatch) after every sampling interval and acts on each
 // job it finds idle, once per job:
-//   1. one `accel:` line into the job's output file (tell_job), which with
-//      IdleAction=notify also goes to the job's sruns;
+//   1. one `accel:` line into the job's output file (tell_job); with
+//      IdleAction=notify, a job without one (interactive) gets it through
+//      its srun or salloc;
 //   2. with IdleAction=cancel, the job cancelled through slurmctld (cancel),
 //      tried at most kCancelTries times; a failure is logged, never a node
 //      fault, and the node is never drained for it;
@@ -38,9 +39,10 @@ struct IdlePolicy {
 IdlePolicy idlePolicyOf(const AccelConfig& config);
 
 struct IdleActions {
-  // Appends `line` to the job's output file as the job's user (and with
-  // `to_sruns` sends it to the job's sruns too). True: the file got it;
-  // false: the job has no output file. Errors: it could not be written.
+  // Appends `line` to the job's output file as the job's user; a job with
+  // none (interactive) gets it, with `to_sruns`, through its srun or salloc.
+  // True: the job got it; false: no file, and `to_sruns` off. Errors: it
+  // could not be written or sent.
   std::function<Result<bool>(uint32_t job_id, const std::string& line, bool to_sruns)> tell_job;
   // Cancels the job through slurmctld (as scancel).
   std::function<Status(uint32_t job_id)> cancel;

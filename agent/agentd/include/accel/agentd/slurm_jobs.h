@@ -27,11 +27,12 @@ Status drainNodeIsolated(const std::string& agentd_path, const std::string& node
 Status signalJobIsolated(const std::string& agentd_path, uint32_t job_id, int sig, bool steps_only,
                          std::chrono::milliseconds timeout);
 
-// Appends `line` to the job's output file (`agentd_path --tell-job JOB
-// LINE file|sruns`): the child asks slurmctld for the file and the job's
-// user, with `to_sruns` also sends the line to the job's sruns, then becomes
-// the user and appends (job_output.h). True: the file got it; false: the job
-// has none (an interactive job). Bounded by `timeout`.
+// Tells the job `line` (`agentd_path --tell-job JOB LINE file|sruns`): the
+// child asks slurmctld for the job's output file and user, becomes the user
+// and appends (job_output.h); a job with no file (interactive) is, with
+// `to_sruns`, sent the line through slurmctld, which its srun or salloc
+// prints. True: the file got it, or slurmctld took it; false: the job has no
+// file and `to_sruns` is off. Bounded by `timeout`.
 Result<bool> tellJobIsolated(const std::string& agentd_path, uint32_t job_id,
                              const std::string& line, bool to_sruns,
                              std::chrono::milliseconds timeout);

@@ -398,9 +398,12 @@ ConfigSchema makeAccelSchema() {
            .choices = {"none", "notify", "cancel"},
            .help = "What the agent does about a job that IdleAfter found idle, beyond the "
                    "job_idle event, the `accel:` line in its output file and the gauge. none: "
-                   "nothing more. notify: the same words also go to the job's running sruns "
-                   "through slurmctld (as `scontrol notify`), which reaches an interactive job "
-                   "that has no output file. cancel: the job is cancelled through slurmctld (as "
+                   "nothing more. notify: an interactive job (srun or salloc, which has no "
+                   "output file) gets the same words through slurmctld (as `scontrol notify`), "
+                   "printed by its srun or salloc in the user's terminal; a batch job has its "
+                   "line in its output file already and gets nothing more (slurmctld would hand "
+                   "a batch job's notice to its batch step alone, as a second copy of the line). "
+                   "cancel: the job is cancelled through slurmctld (as "
                    "`scancel`), and its summary says `\"ended\":\"idle accelerators\"`; a site "
                    "policy, never a node fault. Read again on reload.",
            .store = storeIn<&C::idle_action>},

@@ -56,9 +56,10 @@ class Slurmctld {
     (void)job_id;
     return Error(ErrorCode::kUnsupported, "slurmctld: job output: not implemented");
   }
-  // Sends `text` to the job's running sruns, as `scontrol notify` does (as
-  // root or SlurmUser). Errors as signalJob's; kUnsupported where not
-  // implemented.
+  // Sends `text` to the job as `scontrol notify` does (as root or
+  // SlurmUser): an interactive job's srun or salloc prints it; a batch job's
+  // batch step writes it to the job's error file. Errors as signalJob's;
+  // kUnsupported where not implemented.
   virtual Status notifyJob(uint32_t job_id, const std::string& text) {
     (void)job_id;
     (void)text;

@@ -101,6 +101,17 @@ wait_job_final() {
     fail "sacct has no final state for job $job after $limit s (last: '${line:-nothing}')"
 }
 
+# wait_for SECONDS WHAT CMD...: runs CMD every 0.2 s until it succeeds; fails naming WHAT when
+# SECONDS pass first.
+wait_for() {
+    local limit=$1 what=$2 deadline=$((SECONDS + $1))
+    shift 2
+    until "$@"; do
+        ((SECONDS <= deadline)) || fail "$what: not within $limit s"
+        sleep 0.2
+    done
+}
+
 # job_story JOB: what Slurm and the node say of a job that did not get as far as a test
 # expected (its state and reason, its node's state, the node agent's last log lines), for the
 # failure's message to say why rather than only that.

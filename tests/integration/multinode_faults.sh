@@ -35,14 +35,6 @@ chown "$TEST_USER" "$dir"
 
 node_state() { sinfo -h -n "$1" -o '%T'; }
 partition_exists() { vipu list partitions --json | tr -d ' \n' | grep -q "\"id\":\"p$1\""; }
-wait_for() {
-    local limit=$1 what=$2 deadline=$((SECONDS + $1))
-    shift 2
-    until "$@"; do
-        ((SECONDS <= deadline)) || fail "$what: not within $limit s"
-        sleep 0.2
-    done
-}
 no_record() { [[ ! -e $(run_of "$1")/accel/state/$2.json ]]; }
 
 # --- 1. an agent killed mid-job ------------------------------------------------------------------

@@ -47,14 +47,6 @@ node_state() { sinfo -h -n "$1" -o '%T'; }
 node_reason() { sinfo -h -n "$1" -o '%E'; }
 drained() { [[ $(node_state "$1") == drain* ]]; }
 in_service() { [[ $(node_state "$1") =~ ^(idle|mixed|allocated|planned)$ ]]; }
-wait_for() {
-    local limit=$1 what=$2 deadline=$((SECONDS + $1))
-    shift 2
-    until "$@"; do
-        ((SECONDS <= deadline)) || fail "$what: not within $limit s"
-        sleep 0.2
-    done
-}
 only_drained() {
     local n state
     for n in "${nodes[@]}"; do

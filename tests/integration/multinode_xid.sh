@@ -34,14 +34,6 @@ node_state() { sinfo -h -n "$1" -o '%T'; }
 node_reason() { sinfo -h -n "$1" -o '%E'; }
 drained() { [[ $(node_state "$1") == drain* ]]; }
 in_service() { [[ $(node_state "$1") =~ ^(idle|mixed|allocated|planned|completing)$ ]]; }
-wait_for() {
-    local limit=$1 what=$2 deadline=$((SECONDS + $1))
-    shift 2
-    until "$@"; do
-        ((SECONDS <= deadline)) || fail "$what: not within $limit s"
-        sleep 0.2
-    done
-}
 restore() {
     [[ -z $job ]] || scancel "$job" 2>/dev/null || true
     "$SANDBOX_SCRIPT" exec "$node" accelctl clear-fault >/dev/null 2>&1 || true

@@ -39,16 +39,6 @@ target_health() {
     jq -r --arg job "$1" '[.data.activeTargets[] | select(.labels.job == $job) | .health] | join(" ")' <<<"$body"
 }
 
-# wait_for WHAT SECONDS CMD...: until CMD succeeds, or fail naming WHAT.
-wait_for() {
-    local what=$1 deadline=$((SECONDS + $2))
-    shift 2
-    until "$@"; do
-        ((SECONDS <= deadline)) || fail "timed out waiting for $what"
-        sleep 0.5
-    done
-}
-
 health_is() {
     local h
     h=$(target_health "$1") || return 1
@@ -56,8 +46,8 @@ health_is() {
 }
 
 # 1. Both targets are scraped.
-wait_for "the agent's target to be up" 30 health_is accel-agent up
-wait_for "the aggregator's target to be up" 30 health_is accel-aggregator up
+wait_for 30 "the agent's target to be up" health_is accel-agent up
+wait_for 30 "the aggregator's target to be up" health_is accel-aggregator up
 log "ok: targets accel-agent and accel-aggregator are up"
 targets=$(api targets) || fail "Prometheus did not answer /api/v1/targets"
 node=$(jq -r '.data.activeTargets[] | select(.labels.job == "accel-agent") | .labels.node' <<<"$targets")
@@ -80,8 +70,8 @@ scraped_after() {
     at=$(query "timestamp(up{job=\"$1\"})") || return 1
     [[ $at != none ]] && awk -v a="$at" -v b="$2" 'BEGIN { exit !(a > b) }'
 }
-wait_for "a scrape of the agent after $since" 20 scraped_after accel-agent "$since"
-wait_for "a scrape of the aggregator after $since" 20 scraped_after accel-aggregator "$since"
+wait_for 20 "a scrape of the agent after $since" scraped_after accel-agent "$since"
+wait_for 20 "a scrape of the aggregator after $since" scraped_after accel-aggregator "$since"
 prologs0=$(must_count 'accel_hook_duration_seconds_count{job="accel-agent",hook="prolog"}')
 epilogs0=$(must_count 'accel_hook_duration_seconds_count{job="accel-agent",hook="epilog"}')
 events0=$(must_count 'accel_aggregator_events_total{job="accel-aggregator"}')
@@ -93,11 +83,11 @@ grew() {
     c=$(count "$1") || return 1
     ((c > $2))
 }
-wait_for "Prometheus to see one more prolog" 20 \
+wait_for 20 "Prometheus to see one more prolog" \
     grew 'accel_hook_duration_seconds_count{job="accel-agent",hook="prolog"}' "$prologs0"
-wait_for "Prometheus to see one more epilog" 20 \
+wait_for 20 "Prometheus to see one more epilog" \
     grew 'accel_hook_duration_seconds_count{job="accel-agent",hook="epilog"}' "$epilogs0"
-wait_for "Prometheus to see the job's events stored" 20 \
+wait_for 20 "Prometheus to see the job's events stored" \
     grew 'accel_aggregator_events_total{job="accel-aggregator"}' "$events0"
 log "ok: prologs $prologs0 -> $(must_count 'accel_hook_duration_seconds_count{hook="prolog"}'), events" \
     "$events0 -> $(must_count 'accel_aggregator_events_total')"
@@ -129,12 +119,12 @@ alert_is() {
 }
 "$SANDBOX_SCRIPT" stop agentd >/dev/null || fail "could not stop accel-agentd"
 trap '"$SANDBOX_SCRIPT" up >/dev/null 2>&1 || true' EXIT
-wait_for "the agent's target to be down" 30 health_is accel-agent down
-wait_for "AccelAgentDown to be pending" 30 alert_is AccelAgentDown pending
+wait_for 30 "the agent's target to be down" health_is accel-agent down
+wait_for 30 "AccelAgentDown to be pending" alert_is AccelAgentDown pending
 log "ok: agent stopped: target down, AccelAgentDown pending"
 "$SANDBOX_SCRIPT" up >/dev/null || fail "slurm-sandbox up did not start accel-agentd again"
 trap - EXIT
-wait_for "the agent's target to be up again" 30 health_is accel-agent up
-wait_for "AccelAgentDown to clear" 30 alert_is AccelAgentDown ''
+wait_for 30 "the agent's target to be up again" health_is accel-agent up
+wait_for 30 "AccelAgentDown to clear" alert_is AccelAgentDown ''
 log "ok: agent back: target up, no alert"
 log "PASS"

@@ -37,40 +37,9 @@ struct AskArgs {
   std::string node{};
 };
 
-class EventQueriesTest : public test::ServerFixture {
+class EventQueriesTest : public test::QueryServerFixture {
  protected:
-  void TearDown() override {
-    events_.reset();
-    asker_.reset();
-    ServerFixture::TearDown();
-  }
-  void start(std::chrono::milliseconds hold = 20s) {
-    const std::string ep = "ipc://" + dir_ + "/agg.sock", query = "ipc://" + dir_ + "/query.sock";
-    ServerOptions o{ep, server_keys_, dir_ + "/nodes", 64 * 1024, 1000, 1ms};
-    o.query_listen = query;
-    o.database = dir_ + "/events.db";
-    o.query_hold = hold;
-    auto s = Server::start(o, *ingestor_, metrics_);
-    ASSERT_TRUE(s.ok()) << s.error().message();
-    server_ = std::move(*s);
-    events_ = dealer(ep, node_keys_);
-    asker_ = dealer(query, node_keys_);
-  }
-  // Sends one event of n1 and polls the server until it is acknowledged.
-  void record(const event::Event& e) {
-    ++seq_;
-    events_->send(zmq::buffer(
-        event::encode({"n1", 1, seq_, 1'700'000'000'000'000'000 + int64_t(seq_), 1}, e)));
-    for (int i = 0; i < 500; ++i) {
-      ASSERT_TRUE(server_->poll(5ms).ok());
-      zmq::message_t m;
-      while (events_->recv(m, zmq::recv_flags::dontwait)) {
-        auto ack = event::decodeAck({static_cast<const uint8_t*>(m.data()), m.size()});
-        if (ack.ok() && ack->seq == seq_) return;
-      }
-    }
-    FAIL() << "event " << seq_ << " not acknowledged";
-  }
+  void start(std::chrono::milliseconds hold = 20s) { startWithQueries(hold); }
   void prolog(uint32_t job, uint32_t uid) {
     record(event::PrologStarted{job, uid, "u" + std::to_string(uid), "n1", 1, 0});
   }
@@ -111,8 +80,7 @@ class EventQueriesTest : public test::ServerFixture {
     return std::nullopt;
   }
 
-  std::unique_ptr<zmq::socket_t> events_, asker_;
-  uint64_t seq_ = 0, ask_id_ = 0;
+  uint64_t ask_id_ = 0;
 };
 
 TEST_F(EventQueriesTest, TheOwnerAndAdminsSeeAJobOthersDoNot) {

@@ -21,38 +21,11 @@ struct Reported {
   std::string message, report;
 };
 
-class ReportQueriesTest : public test::ServerFixture {
+class ReportQueriesTest : public test::QueryServerFixture {
  protected:
-  void TearDown() override {
-    events_.reset();
-    asker_.reset();
-    ServerFixture::TearDown();
-  }
   void SetUp() override {
-    ServerFixture::SetUp();
-    const std::string ep = "ipc://" + dir_ + "/agg.sock", query = "ipc://" + dir_ + "/query.sock";
-    ServerOptions o{ep, server_keys_, dir_ + "/nodes", 64 * 1024, 1000, 1ms};
-    o.query_listen = query;
-    o.database = dir_ + "/events.db";
-    auto s = Server::start(o, *ingestor_, metrics_);
-    ASSERT_TRUE(s.ok()) << s.error().message();
-    server_ = std::move(*s);
-    events_ = dealer(ep, node_keys_);
-    asker_ = dealer(query, node_keys_);
-  }
-  void record(const event::Event& e) {
-    ++seq_;
-    events_->send(zmq::buffer(
-        event::encode({"n1", 1, seq_, 1'700'000'000'000'000'000 + int64_t(seq_), 1}, e)));
-    for (int i = 0; i < 500; ++i) {
-      ASSERT_TRUE(server_->poll(5ms).ok());
-      zmq::message_t m;
-      while (events_->recv(m, zmq::recv_flags::dontwait)) {
-        auto ack = event::decodeAck({static_cast<const uint8_t*>(m.data()), m.size()});
-        if (ack.ok() && ack->seq == seq_) return;
-      }
-    }
-    FAIL() << "event " << seq_ << " not acknowledged";
+    QueryServerFixture::SetUp();
+    startWithQueries();
   }
   // A GPU job of `uid` on n1 with one GPU, running.
   void gpuJob(uint32_t job, uint32_t uid) {
@@ -87,8 +60,7 @@ class ReportQueriesTest : public test::ServerFixture {
     return std::nullopt;
   }
 
-  std::unique_ptr<zmq::socket_t> events_, asker_;
-  uint64_t seq_ = 0, ask_id_ = 0;
+  uint64_t ask_id_ = 0;
 };
 
 event::GpuDeviceFigures busy(uint64_t samples) {

@@ -3,11 +3,12 @@
 // whose allow list (nodes/) holds node n1's key, the server's keys, a store
 // with its ingestor, and CURVE dealers to the server's endpoints. Subclasses
 // close their sockets in TearDown before calling this one's, which stops the
-// server and removes the directory.
+// server and removes the directory. QueryServerFixture adds the query socket.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -57,6 +58,49 @@ class ServerFixture : public ::testing::Test {
   std::unique_ptr<Ingestor> ingestor_;
   std::unique_ptr<Server> server_;
   zmq::context_t ctx_;
+};
+
+// A server with its query socket (events.db beside it), a node's DEALER to
+// send events on (events_) and one to ask on (asker_), and record(), which
+// sends one event of n1 and polls the server until it is acknowledged.
+class QueryServerFixture : public ServerFixture {
+ protected:
+  void TearDown() override {
+    events_.reset();
+    asker_.reset();
+    ServerFixture::TearDown();
+  }
+  // `hold`: how long a held ask waits for its job's next event.
+  void startWithQueries(std::chrono::milliseconds hold = std::chrono::seconds(20)) {
+    const std::string ep = "ipc://" + dir_ + "/agg.sock", query = "ipc://" + dir_ + "/query.sock";
+    ServerOptions o{ep,        server_keys_, dir_ + "/nodes",
+                    64 * 1024, 1000,         std::chrono::milliseconds(1)};
+    o.query_listen = query;
+    o.database = dir_ + "/events.db";
+    o.query_hold = hold;
+    auto s = Server::start(o, *ingestor_, metrics_);
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    server_ = std::move(*s);
+    events_ = dealer(ep, node_keys_);
+    asker_ = dealer(query, node_keys_);
+  }
+  void record(const event::Event& e) {
+    ++seq_;
+    events_->send(zmq::buffer(
+        event::encode({"n1", 1, seq_, 1'700'000'000'000'000'000 + int64_t(seq_), 1}, e)));
+    for (int i = 0; i < 500; ++i) {
+      ASSERT_TRUE(server_->poll(std::chrono::milliseconds(5)).ok());
+      zmq::message_t m;
+      while (events_->recv(m, zmq::recv_flags::dontwait)) {
+        auto ack = event::decodeAck({static_cast<const uint8_t*>(m.data()), m.size()});
+        if (ack.ok() && ack->seq == seq_) return;
+      }
+    }
+    FAIL() << "event " << seq_ << " not acknowledged";
+  }
+
+  std::unique_ptr<zmq::socket_t> events_, asker_;
+  uint64_t seq_ = 0;
 };
 
 }  // namespace accel::aggregator::test

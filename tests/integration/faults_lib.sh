@@ -335,9 +335,10 @@ faults_leftover_processes() {
 
 # A process of this sandbox: its environment names the sandbox's slurm.conf (slurmd passes its
 # own to slurmstepd; a job inherits the submitter's, which submit sets). A process that ends
-# meanwhile is none: the braces also silence the shell's own message about the redirection.
+# meanwhile is none (2>/dev/null comes first, so it also silences the failed redirection).
 faults_of_sandbox() {
-    { tr '\0' '\n' <"/proc/$1/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF"
+    # Not `tr | grep -q`, which under pipefail fails when grep stops before tr has written all.
+    grep -qxF "SLURM_CONF=$SLURM_CONF" < <(tr '\0' '\n' 2>/dev/null <"/proc/$1/environ")
 }
 
 faults_check_processes() {

@@ -85,7 +85,9 @@ job_processes() {
     local job=$1 p
     for p in /proc/[0-9]*; do
         [[ $(stat -c %U "$p" 2>/dev/null) == "$TEST_USER" ]] || continue
-        { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "SLURM_JOB_ID=$job" || continue
+        # Not `tr | grep -q`: grep -q stops at the match, tr then dies of SIGPIPE, and under
+        # pipefail a process whose environment is long would read as none of the job's.
+        grep -qx "SLURM_JOB_ID=$job" < <(tr '\0' '\n' 2>/dev/null <"$p/environ") || continue
         # A zombie is gone but for its parent's wait.
         [[ $(awk '{print $3}' "$p/stat" 2>/dev/null) == Z ]] && continue
         echo "${p#/proc/}"
